@@ -1,0 +1,31 @@
+"""One flat set of exceptions for the engine; each layer maps them once (CLI message, MCP ToolError)."""
+
+from __future__ import annotations
+
+
+class MemoError(Exception):
+    """Base of every error memo reports to a user; the message says what to do next."""
+
+
+class PathNotFoundError(MemoError):
+    """A path the user gave does not exist or is not a directory."""
+
+
+class NoCollectionError(MemoError):
+    """A directory holds no collection (no *.md within two levels, no .memo/index.db)."""
+
+
+class ModelUnavailableError(MemoError):
+    """No embedding model could be loaded (missing, broken, or not installed)."""
+
+
+class ModelInstallError(MemoError):
+    """Installing the default model failed (download, hash check, or extraction)."""
+
+
+class IndexStoreError(MemoError):
+    """The index file cannot be opened or used (corrupt, foreign, or from another memo version)."""
+
+
+class InvalidArgumentError(MemoError):
+    """An argument has a bad value (unknown mode, k out of range, ...)."""
