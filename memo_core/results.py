@@ -1,0 +1,38 @@
+"""What the engine answers: hits, search results and collection status (plain data)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    path: str  # absolute path of the file, as the user can open it
+    relpath: str  # '/'-separated, relative to the collection root
+    collection: str
+    line: int  # 1-based line where the passage starts
+    heading: str
+    text: str
+    score: float
+    found_by: tuple[str, ...]  # "lex", "vec" or both
+
+
+class SearchResults(list[Hit]):
+    """The hits, best first, plus notices the user should read (e.g. a fallback to words)."""
+
+    def __init__(self, hits: list[Hit], mode: str, notices: list[str] | None = None) -> None:
+        super().__init__(hits)
+        self.mode = mode
+        self.notices = notices or []
+
+
+@dataclass(frozen=True, slots=True)
+class CollectionStatus:
+    root: str
+    files: int
+    chunks: int
+    skipped: int
+    updated_at: float | None  # unix time of the last index change; None: never indexed
+    model: str | None  # which model made the vectors
+    chunks_without_vectors: int
+    notes: list[tuple[str, str]]  # (path, why skipped or cut)

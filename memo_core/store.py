@@ -1,0 +1,322 @@
+"""The SQLite index of one collection: files, chunks, FTS5 words and sqlite-vec vectors.
+
+One file, `<collection>/.memo/index.db`, opened through apsw because the stdlib `sqlite3`
+of many Python builds cannot load extensions. Every change goes through `write()`, one
+`BEGIN IMMEDIATE` transaction, so chunks, words and vectors never disagree on disk.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import apsw
+import numpy as np
+import sqlite_vec
+
+from .errors import IndexStoreError
+
+SCHEMA_VERSION = 1
+APP_ID = "memo"
+# vec0 refuses k above this; more than enough for fusion candidates.
+MAX_KNN = 4096
+
+
+def _schema_v1(db: apsw.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE files(
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,      -- relative to the collection, '/'-separated
+            mtime_ns INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            hash TEXT NOT NULL,
+            note TEXT                       -- why the file was skipped or cut, if it was
+        );
+        CREATE TABLE chunks(
+            id INTEGER PRIMARY KEY,
+            file_id INTEGER NOT NULL REFERENCES files(id),
+            seq INTEGER NOT NULL,
+            line INTEGER NOT NULL,
+            heading TEXT NOT NULL,
+            text TEXT NOT NULL,
+            hash TEXT NOT NULL,             -- of what is embedded: heading + text
+            has_vec INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX chunks_file ON chunks(file_id, seq);
+        CREATE INDEX chunks_hash ON chunks(hash);
+        CREATE INDEX chunks_novec ON chunks(id) WHERE has_vec = 0;
+        -- Contentless: the text lives in `chunks`; FTS5 holds only the stems memo feeds it.
+        CREATE VIRTUAL TABLE fts USING fts5(
+            heading, body, content='', contentless_delete=1,
+            tokenize='unicode61 remove_diacritics 0'
+        );
+        """
+    )
+
+
+# Numbered migrations: MIGRATIONS[i] takes a database from version i to i + 1.
+MIGRATIONS = [_schema_v1]
+
+
+@dataclass(frozen=True, slots=True)
+class FileState:
+    id: int
+    mtime_ns: int
+    size: int
+    hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRow:
+    id: int
+    path: str
+    line: int
+    heading: str
+    text: str
+
+
+class Store:
+    """An open index database. Not shared between threads without the caller's lock."""
+
+    def __init__(self, db_path: Path) -> None:
+        self.path = db_path
+        try:
+            db_path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = apsw.Connection(str(db_path))
+            self.db.enable_load_extension(True)
+            sqlite_vec.load(self.db)
+            self.db.enable_load_extension(False)
+            self.db.setbusytimeout(10_000)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA mmap_size=268435456")
+            self._migrate()
+            self._vec = self._has_vec_table()
+        except (apsw.Error, OSError) as e:
+            raise IndexStoreError(
+                f"cannot open the index {db_path}: {e}; delete that .memo folder and run "
+                "`memo reindex` to rebuild it"
+            ) from e
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- schema -------------------------------------------------------------------------
+
+    def _migrate(self) -> None:
+        version = self._scalar("PRAGMA user_version")
+        if version == 0 and self._scalar("SELECT count(*) FROM sqlite_master"):
+            raise IndexStoreError(f"{self.path} is not a memo index; move it away and retry")
+        if version > SCHEMA_VERSION:
+            raise IndexStoreError(
+                f"{self.path} was made by a newer memo (schema {version} > {SCHEMA_VERSION}); "
+                "upgrade memo or run `memo reindex` to rebuild it"
+            )
+        with self.write():
+            for v in range(version, SCHEMA_VERSION):
+                MIGRATIONS[v](self.db)
+            if version == 0:
+                self.set_meta("app", APP_ID)
+            self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    def _scalar(self, sql: str, params: Sequence[object] = ()) -> object:
+        row = self.db.execute(sql, params).fetchone()
+        return row[0] if row else None
+
+    def get_meta(self, key: str) -> str | None:
+        return self._scalar("SELECT value FROM meta WHERE key = ?", (key,))  # type: ignore[return-value]
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        """One immediate transaction: all of it lands or none of it does."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    def checkpoint_and_detach_wal(self) -> None:
+        """Fold the WAL into the main file and leave none behind, so the file can be moved."""
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self.db.execute("PRAGMA journal_mode=DELETE")
+
+    def mark_updated(self) -> None:
+        self.set_meta("updated_at", repr(time.time()))
+
+    # -- vectors' model -----------------------------------------------------------------
+
+    def use_model(self, model_id: str, dim: int) -> bool:
+        """Make the vector table belong to this model; True when old vectors were dropped."""
+        if self.get_meta("vec_model") == model_id and self.get_meta("vec_dim") == str(dim):
+            return False
+        with self.write():
+            self.db.execute("DROP TABLE IF EXISTS vec")
+            self.db.execute(
+                f"CREATE VIRTUAL TABLE vec USING vec0(embedding float[{int(dim)}] "
+                "distance_metric=cosine)"
+            )
+            self.db.execute("UPDATE chunks SET has_vec = 0")
+            self.set_meta("vec_model", model_id)
+            self.set_meta("vec_dim", str(dim))
+        self._vec = True
+        return True
+
+    # -- files and chunks ---------------------------------------------------------------
+
+    def file_states(self) -> dict[str, FileState]:
+        return {
+            path: FileState(fid, mtime, size, h)
+            for fid, path, mtime, size, h in self.db.execute(
+                "SELECT id, path, mtime_ns, size, hash FROM files"
+            )
+        }
+
+    def touch_file(self, file_id: int, mtime_ns: int, size: int) -> None:
+        self.db.execute(
+            "UPDATE files SET mtime_ns = ?, size = ? WHERE id = ?", (mtime_ns, size, file_id)
+        )
+
+    def upsert_file(self, path: str, mtime_ns: int, size: int, h: str, note: str | None) -> int:
+        self.db.execute(
+            "INSERT INTO files(path, mtime_ns, size, hash, note) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT(path) DO UPDATE SET mtime_ns = excluded.mtime_ns, "
+            "size = excluded.size, hash = excluded.hash, note = excluded.note",
+            (path, mtime_ns, size, h, note),
+        )
+        return self._scalar("SELECT id FROM files WHERE path = ?", (path,))  # type: ignore[return-value]
+
+    def delete_file(self, file_id: int) -> None:
+        self.delete_chunks([cid for cid, _ in self.file_chunks(file_id)])
+        self.db.execute("DELETE FROM files WHERE id = ?", (file_id,))
+
+    def file_chunks(self, file_id: int) -> list[tuple[int, str]]:
+        """(chunk id, hash) of a file's chunks, in order."""
+        return list(
+            self.db.execute(
+                "SELECT id, hash FROM chunks WHERE file_id = ? ORDER BY seq", (file_id,)
+            )
+        )
+
+    def delete_chunks(self, ids: Iterable[int]) -> None:
+        for cid in ids:
+            self.db.execute("DELETE FROM chunks WHERE id = ?", (cid,))
+            self.db.execute("DELETE FROM fts WHERE rowid = ?", (cid,))
+            if self._vec:
+                self.db.execute("DELETE FROM vec WHERE rowid = ?", (cid,))
+
+    def insert_chunk(
+        self,
+        file_id: int,
+        seq: int,
+        line: int,
+        heading: str,
+        text: str,
+        h: str,
+        fts_heading: str,
+        fts_body: str,
+    ) -> int:
+        self.db.execute(
+            "INSERT INTO chunks(file_id, seq, line, heading, text, hash) VALUES (?, ?, ?, ?, ?, ?)",
+            (file_id, seq, line, heading, text, h),
+        )
+        cid = self.db.last_insert_rowid()
+        self.db.execute(
+            "INSERT INTO fts(rowid, heading, body) VALUES (?, ?, ?)", (cid, fts_heading, fts_body)
+        )
+        return cid
+
+    def move_chunk(self, chunk_id: int, seq: int, line: int) -> None:
+        self.db.execute("UPDATE chunks SET seq = ?, line = ? WHERE id = ?", (seq, line, chunk_id))
+
+    def set_vector(self, chunk_id: int, vector: np.ndarray | bytes) -> None:
+        blob = vector if isinstance(vector, bytes) else np.asarray(vector, np.float32).tobytes()
+        self.db.execute(
+            "INSERT OR REPLACE INTO vec(rowid, embedding) VALUES (?, ?)", (chunk_id, blob)
+        )
+        self.db.execute("UPDATE chunks SET has_vec = 1 WHERE id = ?", (chunk_id,))
+
+    def vectors_for_hashes(self, hashes: Iterable[str]) -> dict[str, bytes]:
+        """Stored vectors of chunks with these hashes, so unchanged text is never re-embedded."""
+        if not self._vec:
+            return {}
+        found: dict[str, bytes] = {}
+        for h in hashes:
+            row = self.db.execute(
+                "SELECT v.embedding FROM chunks c JOIN vec v ON v.rowid = c.id "
+                "WHERE c.hash = ? AND c.has_vec = 1 LIMIT 1",
+                (h,),
+            ).fetchone()
+            if row:
+                found[h] = row[0]
+        return found
+
+    def chunks_without_vectors(self, limit: int) -> list[tuple[int, str, str]]:
+        return list(
+            self.db.execute(
+                "SELECT id, heading, text FROM chunks WHERE has_vec = 0 ORDER BY id LIMIT ?",
+                (limit,),
+            )
+        )
+
+    def count_without_vectors(self) -> int:
+        return self._scalar("SELECT count(*) FROM chunks WHERE has_vec = 0")  # type: ignore[return-value]
+
+    # -- reading ------------------------------------------------------------------------
+
+    def counts(self) -> tuple[int, int, int]:
+        """(indexed files, chunks, skipped files)."""
+        total, skipped = self.db.execute(
+            "SELECT count(*), count(*) FILTER (WHERE note LIKE 'skipped:%') FROM files"
+        ).fetchone()
+        chunks = self._scalar("SELECT count(*) FROM chunks")
+        return total - skipped, chunks, skipped  # type: ignore[return-value]
+
+    def notes(self) -> list[tuple[str, str]]:
+        """(path, note) of every file that was skipped or cut."""
+        return list(self.db.execute("SELECT path, note FROM files WHERE note IS NOT NULL"))
+
+    def lex(self, match: str, limit: int) -> list[tuple[int, float]]:
+        """Chunk ids and BM25 scores (higher is better) for an FTS5 MATCH expression."""
+        rows = self.db.execute(
+            "SELECT rowid, bm25(fts, 2.0, 1.0) AS r FROM fts WHERE fts MATCH ? ORDER BY r LIMIT ?",
+            (match, limit),
+        )
+        return [(cid, -score) for cid, score in rows]
+
+    def knn(self, vector: np.ndarray, limit: int) -> list[tuple[int, float]]:
+        """Chunk ids and cosine similarities of the nearest stored vectors."""
+        if not self._vec:
+            return []
+        rows = self.db.execute(
+            "SELECT rowid, distance FROM vec WHERE embedding MATCH ? AND k = ? ORDER BY distance",
+            (np.asarray(vector, np.float32).tobytes(), min(limit, MAX_KNN)),
+        )
+        return [(cid, 1.0 - dist) for cid, dist in rows]
+
+    def chunk_rows(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        return {
+            cid: ChunkRow(cid, path, line, heading, text)
+            for cid, path, line, heading, text in self.db.execute(
+                "SELECT c.id, f.path, c.line, c.heading, c.text FROM chunks c "
+                f"JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
+                tuple(ids),
+            )
+        }
+
+    def _has_vec_table(self) -> bool:
+        return bool(
+            self._scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vec'")
+        )

@@ -1,0 +1,73 @@
+"""Word normalisation shared by indexing and querying: lowercase, ё→е, Snowball stems.
+
+FTS5's unicode61 tokenizer neither folds ё nor stems Russian, so memo normalises in Python
+and hands FTS5 space-separated stems; the query goes through the same function, so both
+sides always agree.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import Stemmer
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_CYRILLIC = re.compile(r"[\u0400-\u04ff]")
+_LATIN = re.compile(r"[a-z]")
+# Words longer than this are hashes, base64 or noise; stemming them only costs time.
+_MAX_WORD = 40
+
+_ru = Stemmer.Stemmer("russian")
+_en = Stemmer.Stemmer("english")
+
+# Dropped from queries only (never from the index): natural-language questions would
+# otherwise match nearly every chunk through "the", "how", "как", "в" and be slow to rank.
+STOPWORDS = frozenset(
+    """a an and are as at be but by can could do does did for from had has have how i if in
+    into is it its me my no not of on or our should so than that the their them then there
+    these they this to was we were what when where which who why will with would you your
+    а без бы был была были было быть в вам вас весь во вот все всех вы где да для до его
+    ее если есть еще же за и из или им их к как какие какой когда ли мне мы на над не нет
+    ни но ну о об он она они оно от по под при с со так также то того тоже только том у уже
+    чем что чтобы эта эти это этот я""".split()
+)
+
+
+@lru_cache(maxsize=200_000)
+def _stem(word: str) -> str:
+    if len(word) > _MAX_WORD:
+        return word
+    if _CYRILLIC.search(word):
+        return _ru.stemWord(word)
+    if _LATIN.search(word):
+        return _en.stemWord(word)
+    return word
+
+
+def words(text: str) -> list[str]:
+    """Lowercased, ё-folded words of `text`, in order."""
+    return _WORD.findall(text.lower().replace("ё", "е"))
+
+
+def normalize(text: str) -> str:
+    """Text as stored in the FTS5 index: stems separated by single spaces."""
+    return " ".join(_stem(w) for w in words(text))
+
+
+def query_terms(query: str, limit: int = 64) -> list[str]:
+    """Distinct stems of a user query, stopwords dropped unless nothing else is left."""
+    ws = words(query)
+    kept = [w for w in ws if w not in STOPWORDS] or ws
+    seen: dict[str, None] = {}
+    for w in kept:
+        seen.setdefault(_stem(w), None)
+        if len(seen) >= limit:
+            break
+    return list(seen)
+
+
+def fts_match(terms: list[str]) -> str:
+    """An FTS5 MATCH expression that ORs the terms, each quoted so no user text is syntax."""
+    # Terms are \\w+ runs, so they hold no quote; quoting still guards NEAR/AND/OR/NOT.
+    return " OR ".join(f'"{t}"' for t in terms)
