@@ -1,4 +1,4 @@
-"""One flat set of exceptions for the engine; each layer maps them once (CLI message, MCP ToolError)."""
+"""One flat set of engine exceptions; each layer maps them once (CLI message, MCP ToolError)."""
 
 from __future__ import annotations
 

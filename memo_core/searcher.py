@@ -94,8 +94,10 @@ class Searcher:
             total.notes.extend(s.notes)
         return total
 
-    def search(self, query: str, k: int = 8, mode: str = "hybrid") -> SearchResults:
-        """The k best passages for `query`, after a refresh."""
+    def search(
+        self, query: str, k: int = 8, mode: str = "hybrid", *, refresh: bool = True
+    ) -> SearchResults:
+        """The k best passages for `query`, after a refresh (`refresh=False`: as indexed)."""
         if mode not in MODES:
             raise InvalidArgumentError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
         if not isinstance(k, int) or isinstance(k, bool) or k < 1:
@@ -116,7 +118,8 @@ class Searcher:
                     ) from e
                 notices.append(f"модель недоступна ({e}); ответ только по словам")
                 mode = "lex"
-        self.refresh(embed=embedder is not None)
+        if refresh:
+            self.refresh(embed=embedder is not None)
         qvec = embedder.embed([query], query=True)[0] if embedder is not None else None
         match = textnorm.fts_match(textnorm.query_terms(query))
         n = k if mode != "hybrid" else max(k, FUSION_CANDIDATES)

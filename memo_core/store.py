@@ -301,7 +301,8 @@ class Store:
             "SELECT rowid, distance FROM vec WHERE embedding MATCH ? AND k = ? ORDER BY distance",
             (np.asarray(vector, np.float32).tobytes(), min(limit, MAX_KNN)),
         )
-        return [(cid, 1.0 - dist) for cid, dist in rows]
+        # A zero query vector (nothing the model knows) has no cosine distance: no hits.
+        return [(cid, 1.0 - dist) for cid, dist in rows if dist is not None]
 
     def chunk_rows(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
         if not ids:

@@ -1,0 +1,300 @@
+"""Text embedders: the `Embedder` interface and `OnnxEmbedder`, run from a model directory.
+
+A model directory holds an ONNX graph, `memo-model.json` (how to run it) and `tokenizer.json`
+when the graph takes token ids. models/README.md documents every key; `load_model_dir` is the
+one entry point. Every failure to load or run a model is a `ModelUnavailableError`, so callers
+can fall back to word search without catching onnxruntime's own exception types.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.machinery
+import importlib.util
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memo_core.errors import ModelUnavailableError
+
+CONFIG_NAME = "memo-model.json"
+CONFIG_FORMAT = 1
+# Per-kind defaults; a key in memo-model.json overrides them.
+_KIND_DEFAULTS: dict[str, dict[str, Any]] = {
+    "text": {"inputs": {"text": "inputs"}, "output": "outputs", "pooling": "pooled"},
+    "bert": {
+        "inputs": {
+            "input_ids": "input_ids",
+            "attention_mask": "attention_mask",
+            "token_type_ids": "token_type_ids",
+        },
+        "output": "last_hidden_state",
+        "pooling": "mean",
+        "padding": "longest",
+        "max_length": 256,
+    },
+    "siglip": {
+        "inputs": {"input_ids": "input_ids"},
+        "output": "pooler_output",
+        "pooling": "pooled",
+        "padding": "max_length",
+        "max_length": 64,
+    },
+}
+_HINT = (
+    "Fix it (see models/README.md), point MEMO_MODEL_DIR at a working model directory, "
+    "or run `memo model install` for the default model."
+)
+# Keys that do not change the vectors, so editing them must not change model_id.
+_ID_NEUTRAL_KEYS = {"batch_size"}
+
+
+def l2_normalize(x: np.ndarray) -> np.ndarray:
+    """Unit rows; NaN/inf become 0 and an all-zero row stays zero instead of turning into NaN."""
+    x = np.nan_to_num(np.asarray(x, dtype=np.float32), nan=0.0, posinf=0.0, neginf=0.0)
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return (x / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+
+
+class Embedder(ABC):
+    """Turns texts into float32 vectors of length `dim` with unit L2 norm (cosine = dot)."""
+
+    model_id: str  # changes whenever the vectors would change; the index re-embeds on a change
+    dim: int
+    batch_size: int = 16
+
+    @abstractmethod
+    def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        """One forward pass: array (len(texts), dim), float32, rows L2-normalised."""
+
+    def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
+        """Any number of texts, in batches of `batch_size`; rows follow the order of `texts`."""
+        texts = list(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        # Texts of similar length share a batch, so padding to the longest one wastes little.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        step = max(1, int(self.batch_size))
+        for start in range(0, len(order), step):
+            idx = order[start : start + step]
+            vecs = np.asarray(self.embed_batch([texts[i] for i in idx], query=query))
+            if vecs.shape != (len(idx), self.dim):
+                raise ModelUnavailableError(
+                    f"model {self.model_id} returned shape {vecs.shape}, "
+                    f"expected ({len(idx)}, {self.dim}). {_HINT}"
+                )
+            out[idx] = vecs
+        return out
+
+
+def load_model_dir(path: str | Path) -> OnnxEmbedder:
+    """Load the model directory at `path`; raises ModelUnavailableError naming what is wrong."""
+    return OnnxEmbedder(Path(path).expanduser())
+
+
+class OnnxEmbedder(Embedder):
+    """Runs a model directory of kind "text" (strings in), "bert" or "siglip" (token ids in)."""
+
+    def __init__(self, model_dir: Path) -> None:
+        self.path = model_dir
+        cfg = self._read_config()
+        kind = cfg.get("kind")
+        if kind not in _KIND_DEFAULTS:
+            self._fail(f'"kind" must be one of {sorted(_KIND_DEFAULTS)}, got {kind!r}')
+        self.kind: str = kind
+        conf = {**_KIND_DEFAULTS[kind], **cfg}
+        if not isinstance(conf["inputs"], dict) or not all(
+            isinstance(v, str) for v in conf["inputs"].values()
+        ):
+            self._fail(f'{CONFIG_NAME}: "inputs" must map roles to graph input names')
+        self.inputs: dict[str, str] = {**_KIND_DEFAULTS[kind]["inputs"], **conf["inputs"]}
+        self.pooling: str = self._opt(conf, "pooling", str, ("mean", "cls", "pooled"))
+        self.padding: str = self._opt(conf, "padding", str, ("longest", "max_length"), "longest")
+        self.max_length: int = self._opt(conf, "max_length", int, None, 256)
+        self.normalize: bool = self._opt(conf, "normalize", bool, None, True)
+        self.lowercase: bool = self._opt(conf, "lowercase", bool, None, False)
+        self.query_prefix: str = self._opt(conf, "query_prefix", str, None, "")
+        self.passage_prefix: str = self._opt(conf, "passage_prefix", str, None, "")
+        self.batch_size = self._opt(conf, "batch_size", int, None, 16)
+        want_dim: int | None = self._opt(conf, "dim", int, None, None)
+        if self.max_length < 1 or self.batch_size < 1:
+            self._fail('"max_length" and "batch_size" must be positive')
+
+        onnx_path = self._file(self._opt(conf, "onnx", str, None, "model.onnx"), "ONNX file")
+        files = [onnx_path]
+        if kind != "text":
+            tok_name = self._opt(conf, "tokenizer", str, None, "tokenizer.json")
+            files.append(self._file(tok_name, "tokenizer"))
+            self._tok = self._load_tokenizer(files[-1], self._opt(conf, "pad_id", int, None))
+        self._session = self._load_session(onnx_path)
+
+        graph_inputs = {i.name: i.type for i in self._session.get_inputs()}
+        usable = {n for role, n in self.inputs.items() if kind != "text" or role == "text"}
+        if unknown := sorted(set(graph_inputs) - usable):
+            self._fail(f"the ONNX graph needs inputs {unknown} that memo-model.json does not map")
+        # int32 graphs exist (some exporters); feed each input the dtype the graph declares.
+        self._feeds = {
+            role: (n, np.int32 if graph_inputs[n] == "tensor(int32)" else np.int64)
+            for role, n in self.inputs.items()
+            if n in graph_inputs
+        }
+        outputs = [o.name for o in self._session.get_outputs()]
+        self._output: str = conf["output"]
+        if self._output not in outputs:
+            if "output" in cfg or len(outputs) != 1:
+                self._fail(f"output {self._output!r} is not in the graph (it has {outputs})")
+            self._output = outputs[0]
+
+        base = cfg.get("id") or model_dir.name
+        self.model_id = f"{base}-{self._digest(files, cfg)[:12]}"
+        # A probe run at load time turns a graph that cannot run into an error here, not in
+        # the middle of indexing, and tells us the real dimension.
+        self.dim = want_dim or 0
+        probe = self._forward(["memo"], query=False)
+        if probe.ndim != 2 or probe.shape[0] != 1 or (want_dim and probe.shape[1] != want_dim):
+            self._fail(f'"dim" is {want_dim} but the model returns vectors of shape {probe.shape}')
+        self.dim = int(probe.shape[1])
+
+    # -- loading -------------------------------------------------------------------------
+    def _fail(self, problem: str) -> Any:
+        raise ModelUnavailableError(f"model directory {self.path}: {problem}. {_HINT}")
+
+    def _read_config(self) -> dict[str, Any]:
+        if not self.path.is_dir():
+            self._fail("does not exist or is not a directory")
+        cfg_path = self.path / CONFIG_NAME
+        try:
+            cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return self._fail(f"{CONFIG_NAME} is missing")
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            return self._fail(f"{CONFIG_NAME} cannot be read as JSON ({e})")
+        if not isinstance(cfg, dict):
+            self._fail(f"{CONFIG_NAME} must hold a JSON object")
+        if cfg.get("format", CONFIG_FORMAT) != CONFIG_FORMAT:
+            self._fail(f'{CONFIG_NAME} has "format" {cfg.get("format")!r}; memo reads format 1')
+        return cfg
+
+    def _opt(self, conf: dict, key: str, typ: type, allowed: Any, default: Any = None) -> Any:
+        value = conf.get(key, default)
+        # bool is an int subclass; "dim": true must not pass as 1.
+        bad_type = not isinstance(value, typ) or (typ is int and isinstance(value, bool))
+        if value is not None and (bad_type or (allowed and value not in allowed)):
+            want = f"one of {list(allowed)}" if allowed else typ.__name__
+            self._fail(f'{CONFIG_NAME}: "{key}" must be {want}, got {value!r}')
+        return value
+
+    def _file(self, name: str, what: str) -> Path:
+        p = self.path / name
+        if not p.is_file():
+            self._fail(f"{what} {name!r} is missing")
+        return p
+
+    def _load_tokenizer(self, path: Path, pad_id: Any) -> Any:
+        from tokenizers import Tokenizer
+
+        try:
+            tok = Tokenizer.from_file(str(path))
+        except Exception as e:  # the Rust side raises plain Exception subclasses
+            return self._fail(f"{path.name} cannot be loaded by tokenizers ({e})")
+        if pad_id is None:
+            pad_id = (tok.padding or {}).get("pad_id")
+        for name in ("[PAD]", "<pad>"):
+            pad_id = tok.token_to_id(name) if pad_id is None else pad_id
+        self.pad_id = int(pad_id or 0)
+        # We pad by hand (longest or fixed length); truncation must include special tokens.
+        tok.no_padding()
+        tok.enable_truncation(self.max_length)
+        return tok
+
+    def _load_session(self, onnx_path: Path) -> Any:
+        import onnxruntime as ort
+
+        so = ort.SessionOptions()
+        so.log_severity_level = 3  # errors only: the MCP server's stdout must stay clean
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        if self.kind == "text":  # the graph tokenizes by itself with the extensions' string ops
+            so.register_custom_ops_library(self._extensions_library())
+        try:
+            return ort.InferenceSession(str(onnx_path), so, providers=["CPUExecutionProvider"])
+        except Exception as e:
+            return self._fail(f"onnxruntime cannot load {onnx_path.name} ({e})")
+
+    def _extensions_library(self) -> str:
+        # `import onnxruntime_extensions` also imports onnx and transformers (and torch) when
+        # present: seconds of start-up. The library is one file in the package; find it directly.
+        spec = importlib.util.find_spec("onnxruntime_extensions")
+        for folder in (spec and spec.submodule_search_locations) or []:
+            for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+                lib = Path(folder) / f"_extensions_pydll{suffix}"
+                if lib.is_file():
+                    return str(lib)
+        try:
+            import onnxruntime_extensions
+
+            return str(onnxruntime_extensions.get_library_path())
+        except ImportError:
+            return self._fail("kind 'text' needs onnxruntime-extensions; install it")
+
+    @staticmethod
+    def _digest(files: list[Path], cfg: dict[str, Any]) -> str:
+        h = hashlib.sha256()
+        for f in files:
+            with f.open("rb") as fh:
+                while block := fh.read(1 << 20):
+                    h.update(block)
+        neutral = {k: v for k, v in cfg.items() if k not in _ID_NEUTRAL_KEYS}
+        h.update(json.dumps(neutral, sort_keys=True).encode())
+        return h.hexdigest()
+
+    # -- running -------------------------------------------------------------------------
+    def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vecs = self._forward(texts, query=query)
+        if vecs.shape != (len(texts), self.dim):
+            self._fail(f"the model returned shape {vecs.shape}, expected (N, {self.dim})")
+        return vecs
+
+    def _forward(self, texts: list[str], *, query: bool) -> np.ndarray:
+        prefix = self.query_prefix if query else self.passage_prefix
+        texts = [prefix + t for t in texts]
+        if self.lowercase:
+            texts = [t.lower() for t in texts]
+        try:
+            if self.kind == "text":
+                feeds = {self.inputs["text"]: np.array(texts, dtype=object)}
+                out = self._session.run([self._output], feeds)[0]
+                mask = None
+            else:
+                feeds, mask = self._encode(texts)
+                out = self._session.run([self._output], feeds)[0]
+        except Exception as e:  # onnxruntime's errors have no common public base class
+            return self._fail(f"running the model failed ({e})")
+        out = np.asarray(out, dtype=np.float32)
+        if out.ndim == 3:  # token states: pool them; a 2-D output is already one row per text
+            if self.pooling == "cls":
+                out = out[:, 0, :]
+            elif self.pooling == "mean" and mask is not None:
+                m = mask[:, : out.shape[1], None].astype(np.float32)
+                out = (out * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1.0)
+            else:
+                self._fail(f"output {self._output!r} is 3-D but pooling is {self.pooling!r}")
+        return l2_normalize(out) if self.normalize else out
+
+    def _encode(self, texts: list[str]) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        encs = self._tok.encode_batch(texts)
+        longest = max(1, max(len(e.ids) for e in encs))
+        length = self.max_length if self.padding == "max_length" else longest
+        ids = np.full((len(encs), length), self.pad_id, dtype=np.int64)
+        mask = np.zeros_like(ids)
+        types = np.zeros_like(ids)
+        for i, e in enumerate(encs):
+            n = min(len(e.ids), length)
+            ids[i, :n], mask[i, :n], types[i, :n] = e.ids[:n], 1, e.type_ids[:n]
+        arrays = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        feeds = {name: arrays[role].astype(dt) for role, (name, dt) in self._feeds.items()}
+        return feeds, mask

@@ -1,0 +1,104 @@
+"""Shared fixtures: isolated memo environment, small note collections, a tiny real model."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from memo_core.embedder import Embedder, load_model_dir
+from memo_core.model_install import default_model_dir, is_installed
+
+# Found before any test changes the environment: the real default model, if installed
+# (`.ci/run` installs it with `memo model install`).
+REAL_MODEL_DIR = Path(os.environ.get("MEMO_TEST_DEFAULT_MODEL_DIR") or default_model_dir())
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """No test touches the user's cache or installs a model unless it asks to."""
+    base = tmp_path_factory.mktemp("env")
+    monkeypatch.setenv("MEMO_CACHE_DIR", str(base / "cache"))
+    monkeypatch.setenv("MEMO_MODEL_DIR", str(base / "no-model"))
+
+
+def write_notes(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return root
+
+
+NOTES = {
+    "backup.md": """
+        # Бэкап
+
+        Настроить бэкап сервера: restic каждую ночь, проверка раз в месяц.
+
+        ## Восстановление
+
+        Как восстановить файлы: restic restore latest.
+        """,
+    "cooking/soup.md": """
+        # Soup recipe
+
+        Borscht soup: cook the beets first, then add cabbage.
+        """,
+    "pets.md": """
+        # Pets
+
+        The cat and the dog share a bowl.
+
+        ## Birds
+
+        A bird sings when the sun is out.
+        """,
+}
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    return write_notes(tmp_path / "notes", NOTES)
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tinymodels import make_tiny_model_dir
+
+    words = "beets cabbage bowl sings restic проверка восстановить восстановление месяц".split()
+    return make_tiny_model_dir(tmp_path_factory.mktemp("tiny") / "bert", words=words)
+
+
+@pytest.fixture(scope="session")
+def tiny_embedder(tiny_model_dir: Path) -> Embedder:
+    return load_model_dir(tiny_model_dir)
+
+
+class CountingEmbedder(Embedder):
+    """A real embedder that counts what it was asked to embed (to prove reuse)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.model_id, self.dim, self.batch_size = inner.model_id, inner.dim, inner.batch_size
+        self.texts: list[str] = []
+
+    def embed_batch(self, texts: list[str], *, query: bool = False):
+        if not query:
+            self.texts.extend(texts)
+        return self.inner.embed_batch(texts, query=query)
+
+
+@pytest.fixture
+def counting(tiny_embedder: Embedder) -> CountingEmbedder:
+    return CountingEmbedder(tiny_embedder)
+
+
+@pytest.fixture(scope="session")
+def real_model() -> Embedder:
+    if not is_installed(REAL_MODEL_DIR):
+        pytest.skip(f"the default model is not installed at {REAL_MODEL_DIR}: `memo model install`")
+    return load_model_dir(REAL_MODEL_DIR)

@@ -1,0 +1,103 @@
+"""The `memo` command line: output shapes, exit codes, help for every command."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memo_core.cli import build_parser, main
+
+
+def _subparsers(parser):
+    for action in parser._actions:
+        if action.__class__.__name__ == "_SubParsersAction":
+            yield from action.choices.items()
+
+
+def _all_commands(parser, prefix=()):
+    for name, sub in _subparsers(parser):
+        yield (*prefix, name), sub
+        yield from _all_commands(sub, (*prefix, name))
+
+
+@pytest.mark.parametrize("cmd", [c for c, _ in _all_commands(build_parser())], ids=" ".join)
+def test_every_command_has_help(cmd: tuple[str, ...], capsys) -> None:
+    with pytest.raises(SystemExit) as e:
+        main([*cmd, "--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    assert "usage: memo" in out and len(out.splitlines()) >= 3
+
+
+def test_search_prints_location_heading_and_text(notes: Path, capsys, monkeypatch) -> None:
+    monkeypatch.chdir(notes)
+    assert main(["search", ".", "восстановить файлы", "--mode", "lex", "-k", "1"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        out
+        == "backup.md:5  Бэкап > Восстановление\nКак восстановить файлы: restic restore latest.\n"
+    )
+
+
+def test_search_outside_cwd_prints_absolute_paths(notes: Path, capsys, tmp_path, monkeypatch):
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    main(["search", str(notes), "borscht", "--mode", "lex", "-k", "1"])
+    assert capsys.readouterr().out.startswith(f"{notes / 'cooking' / 'soup.md'}:1  Soup recipe\n")
+
+
+def test_hybrid_without_model_says_so(notes: Path, capsys) -> None:
+    assert main(["search", str(notes), "borscht", "-k", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("(модель недоступна") and "soup.md:1  Soup recipe" in out
+
+
+def test_no_hits_is_success(notes: Path, capsys) -> None:
+    assert main(["search", str(notes), "zzzqqq", "--mode", "lex"]) == 0
+    assert capsys.readouterr().out.strip() == "ничего не найдено"
+
+
+def test_json_output(notes: Path, capsys) -> None:
+    main(["search", str(notes), "cat dog", "--mode", "lex", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["mode"] == "lex"
+    hit = data["hits"][0]
+    assert (hit["relpath"], hit["line"], hit["heading"]) == ("pets.md", 1, "Pets")
+    assert hit["found_by"] == ["lex"]
+
+
+def test_index_status_reindex(notes: Path, capsys) -> None:
+    assert main(["index", str(notes)]) == 0
+    assert "новых 3" in capsys.readouterr().out
+    assert main(["status", str(notes)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{notes}: файлов 3, чанков 5, индекс 20")
+    assert main(["reindex", str(notes)]) == 0
+    assert capsys.readouterr().out == "переиндексировано файлов: 3\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["search", "/no/such/dir", "x"], "path does not exist: /no/such/dir"),
+        (["status", "{tmp}"], "no notes found"),
+        (["search", "{notes}", "x", "--mode", "vec"], "vector search needs a model"),
+        (["search", "{notes}", "   "], "the query is empty"),
+        (["search", "{notes}", "x", "-k", "0"], "k must be a whole number"),
+    ],
+)
+def test_errors_are_one_line_on_stderr_with_exit_1(notes, tmp_path, args, message) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    args = [a.format(tmp=empty, notes=notes) for a in args]
+    r = subprocess.run(
+        [sys.executable, "-m", "memo_core.cli", *args], capture_output=True, text=True
+    )
+    assert r.returncode == 1, r.stderr
+    assert r.stdout == ""
+    assert r.stderr.startswith("memo: ") and message in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1

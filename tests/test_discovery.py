@@ -1,0 +1,89 @@
+"""Which folders are collections, and which files belong to one."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from conftest import write_notes
+
+from memo_core import NoCollectionError, PathNotFoundError
+from memo_core.discovery import discover, resolve_path, scan
+
+
+def test_folder_with_md_is_one_collection_with_its_whole_subtree(tmp_path: Path) -> None:
+    write_notes(tmp_path, {"n/a.md": "a", "n/sub/deeper/b.md": "b", "n/sub/c.md": "c"})
+    assert discover(tmp_path / "n") == [tmp_path / "n"]
+
+
+def test_home_with_two_collections(tmp_path: Path) -> None:
+    write_notes(tmp_path, {"notes/a.md": "a", "work/wiki/b.md": "b", "work/wiki/x/c.md": "c"})
+    assert discover(tmp_path) == [tmp_path / "notes", tmp_path / "work" / "wiki"]
+
+
+def test_discovery_stops_after_two_levels(tmp_path: Path) -> None:
+    write_notes(tmp_path, {"a/b/c/deep.md": "x"})
+    with pytest.raises(NoCollectionError, match="no notes found"):
+        discover(tmp_path)
+    assert discover(tmp_path / "a") == [tmp_path / "a" / "b" / "c"]
+
+
+def test_existing_index_makes_a_root(tmp_path: Path) -> None:
+    (tmp_path / "c" / ".memo").mkdir(parents=True)
+    (tmp_path / "c" / ".memo" / "index.db").write_bytes(b"")
+    assert discover(tmp_path) == [tmp_path / "c"]
+
+
+def test_hidden_folders_are_not_collections(tmp_path: Path) -> None:
+    write_notes(tmp_path, {".obsidian/a.md": "a", "x/.git/b.md": "b"})
+    with pytest.raises(NoCollectionError):
+        discover(tmp_path)
+
+
+@pytest.mark.parametrize("bad", ["does/not/exist", "file.md", ""])
+def test_bad_paths_are_clear_errors(tmp_path: Path, bad: str) -> None:
+    (tmp_path / "file.md").write_text("x")
+    path = str(tmp_path / bad) if bad else ""
+    with pytest.raises(PathNotFoundError) as e:
+        discover(path)
+    assert str(e.value)
+
+
+def test_relative_and_tilde_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_notes(tmp_path, {"n/a.md": "a"})
+    monkeypatch.chdir(tmp_path)
+    assert resolve_path("n") == tmp_path / "n"
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert resolve_path("~/n") == tmp_path / "n"
+
+
+def test_scan_finds_md_skips_hidden_and_other_files(tmp_path: Path) -> None:
+    write_notes(
+        tmp_path,
+        {
+            "a.md": "a",
+            "B.MD": "b",
+            "x/c.md": "c",
+            ".git/d.md": "d",
+            "x/.memo/e.md": "e",
+            "notes.txt": "t",
+            "x/y/z/f.md": "f",
+        },
+    )
+    assert sorted(scan(tmp_path)) == ["B.MD", "a.md", "x/c.md", "x/y/z/f.md"]
+    st = scan(tmp_path)["a.md"]
+    assert (st.size, st.mtime_ns) == (1, (tmp_path / "a.md").stat().st_mtime_ns)
+
+
+def test_symlinks_inside_followed_outside_not_loops_end(tmp_path: Path) -> None:
+    root = write_notes(tmp_path / "root", {"a.md": "a", "sub/b.md": "b"})
+    outside = write_notes(tmp_path / "outside", {"secret.md": "s"})
+    os.symlink(outside, root / "out")
+    os.symlink(outside / "secret.md", root / "secret.md")
+    os.symlink(root / "sub", root / "alias")
+    os.symlink(root, root / "sub" / "loop")
+    found = sorted(scan(root))
+    assert "secret.md" not in found and not any(f.startswith("out/") for f in found)
+    assert "alias/b.md" in found and "a.md" in found
+    assert len(found) < 10  # the loop ended

@@ -1,0 +1,254 @@
+"""OnnxEmbedder against tiny real ONNX graphs (onnxruntime, no mocks) and their numpy twins."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tinymodels import (
+    bert_graph,
+    build_vocab,
+    make_tiny_model_dir,
+    make_tokenizer,
+    ref_bert,
+    ref_siglip,
+    siglip_graph,
+    token_table,
+    write_model_dir,
+)
+
+from memo_core.embedder import Embedder, OnnxEmbedder, load_model_dir
+from memo_core.errors import ModelUnavailableError
+
+DIM = 8
+TEXTS = [
+    "how to configure backup",
+    "linux server",
+    "the cat and the dog and the bird in the rain",
+    "как настроить бэкап",
+    "",
+]
+
+
+def _bert_dir(tmp_path: Path, *, types: bool = False, **cfg) -> tuple[Path, dict]:
+    vocab = build_vocab()
+    rng = np.random.default_rng(1)
+    parts = {
+        "tok": make_tokenizer(vocab, bert=True),
+        "table": token_table(len(vocab), DIM, seed=2),  # [PAD] row is non-zero on purpose
+        "mask_vec": rng.standard_normal(DIM).astype(np.float32),
+        "type_table": rng.standard_normal((2, DIM)).astype(np.float32) if types else None,
+    }
+    model = bert_graph(parts["table"], mask_vec=parts["mask_vec"], type_table=parts["type_table"])
+    config = {"format": 1, "kind": "bert", "onnx": "model.onnx", "dim": DIM, **cfg}
+    return write_model_dir(tmp_path / "bert", model, config, parts["tok"]), parts
+
+
+@pytest.mark.parametrize("pooling", ["mean", "cls"])
+@pytest.mark.parametrize("types", [False, True])
+def test_bert_matches_numpy(tmp_path, pooling, types):
+    path, p = _bert_dir(tmp_path, types=types, pooling=pooling)
+    emb = load_model_dir(path)
+    assert isinstance(emb, Embedder) and emb.dim == DIM and emb.kind == "bert"
+    got = emb.embed_batch(TEXTS)
+    want = ref_bert(
+        p["tok"],
+        TEXTS,
+        p["table"],
+        pooling=pooling,
+        mask_vec=p["mask_vec"],
+        type_table=p["type_table"],
+    )
+    assert got.dtype == np.float32 and got.shape == (len(TEXTS), DIM)
+    np.testing.assert_allclose(got, want, atol=1e-5)
+    np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+
+
+@pytest.mark.parametrize("pooling", ["mean", "cls"])
+def test_padding_does_not_change_a_vector(tmp_path, pooling):
+    emb = load_model_dir(_bert_dir(tmp_path, pooling=pooling)[0])
+    alone = emb.embed_batch(["linux server"])[0]
+    padded = emb.embed_batch(["linux server", TEXTS[2]])[0]  # padded to the longer text
+    np.testing.assert_allclose(alone, padded, atol=1e-6)
+
+
+def test_two_d_output_is_used_as_is(tmp_path):
+    vocab = build_vocab()
+    table = token_table(len(vocab), DIM, seed=3)
+    tok = make_tokenizer(vocab)
+    cfg = {"kind": "bert", "output": "sentence_embedding", "pooling": "cls"}
+    emb = load_model_dir(write_model_dir(tmp_path, bert_graph(table, output_2d=True), cfg, tok))
+    ctx = [table[tok.encode(t).ids].mean(axis=0) for t in TEXTS[:3]]
+    want = np.array(ctx) / np.linalg.norm(ctx, axis=1, keepdims=True)
+    np.testing.assert_allclose(emb.embed_batch(TEXTS[:3]), want, atol=1e-5)
+
+
+def test_truncation_to_max_length(tmp_path):
+    emb = load_model_dir(_bert_dir(tmp_path, max_length=4)[0])
+    # [CLS] cat dog [SEP] (the post-processor's tokens are kept when truncating)
+    np.testing.assert_allclose(
+        emb.embed_batch(["cat dog bird fish apple"]), emb.embed_batch(["cat dog"]), atol=1e-6
+    )
+
+
+@pytest.mark.parametrize("pool", ["mean", "first"])
+def test_siglip_fixed_length_and_pad_id(tmp_path, pool):
+    vocab = build_vocab()
+    table = token_table(len(vocab), DIM, seed=4)
+    tok = make_tokenizer(vocab, bert=False)
+    cfg = {"format": 1, "kind": "siglip", "max_length": 12, "dim": DIM}
+    path = write_model_dir(tmp_path, siglip_graph(table, 12, pool=pool), cfg, tok)
+    emb = load_model_dir(path)
+    assert emb.pad_id == vocab["[PAD]"]
+    texts = [*TEXTS, "a b " + "cat " * 40]  # the last one is longer than max_length
+    want = ref_siglip(tok, texts, table, 12, vocab["[PAD]"], pool=pool)
+    np.testing.assert_allclose(emb.embed_batch(texts), want, atol=1e-5)
+    # pad_id in memo-model.json wins over the tokenizer's
+    (path / "memo-model.json").write_text(json.dumps({**cfg, "pad_id": vocab["cat"]}))
+    got = load_model_dir(path).embed_batch(TEXTS[:2])
+    want = ref_siglip(tok, TEXTS[:2], table, 12, vocab["cat"], pool)
+    np.testing.assert_allclose(got, want, atol=1e-5)
+
+
+def test_prefixes_for_query_and_passage(tmp_path):
+    path, p = _bert_dir(tmp_path, query_prefix="query: ", passage_prefix="passage: ")
+    emb = load_model_dir(path)
+    q, d = emb.embed(["backup"], query=True)[0], emb.embed(["backup"])[0]
+    assert not np.allclose(q, d)
+    np.testing.assert_allclose(
+        q, ref_bert(p["tok"], ["query: backup"], p["table"], mask_vec=p["mask_vec"])[0], atol=1e-5
+    )
+    np.testing.assert_allclose(
+        d, ref_bert(p["tok"], ["passage: backup"], p["table"], mask_vec=p["mask_vec"])[0], atol=1e-5
+    )
+
+
+def test_normalize_false_keeps_raw_vectors(tmp_path):
+    path, p = _bert_dir(tmp_path, normalize=False)
+    got = load_model_dir(path).embed_batch(["cat dog"])
+    h = p["table"][p["tok"].encode("cat dog").ids] + p["mask_vec"]
+    np.testing.assert_allclose(got[0], 2 * h.mean(axis=0), atol=1e-5)
+
+
+def test_zero_vector_stays_finite(tmp_path):
+    path = make_tiny_model_dir(tmp_path, dim=DIM)
+    got = load_model_dir(path).embed(["zzz qqq", "", "cat"])  # unknown words embed to zero
+    assert np.isfinite(got).all()
+    np.testing.assert_array_equal(got[0], 0.0)
+    assert np.linalg.norm(got[2]) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_embed_batches_and_keeps_order(tmp_path):
+    emb = load_model_dir(_bert_dir(tmp_path, batch_size=2)[0])
+    assert emb.batch_size == 2
+    one_by_one = np.vstack([emb.embed_batch([t]) for t in TEXTS])
+    np.testing.assert_allclose(emb.embed(TEXTS), one_by_one, atol=1e-6)
+    assert emb.embed([]).shape == (0, DIM)
+
+
+def test_model_id_tracks_the_onnx_file(tmp_path):
+    path, _ = _bert_dir(tmp_path, id="tiny")
+    first = load_model_dir(path).model_id
+    assert first.startswith("tiny-") and load_model_dir(path).model_id == first
+    vocab = build_vocab()
+    write_model_dir(
+        path,
+        bert_graph(token_table(len(vocab), DIM, seed=99)),
+        json.loads((path / "memo-model.json").read_text()),
+        None,
+    )
+    assert load_model_dir(path).model_id != first
+    cfg = json.loads((path / "memo-model.json").read_text())
+    del cfg["id"]
+    (path / "memo-model.json").write_text(json.dumps(cfg))
+    assert load_model_dir(path).model_id.startswith("bert-")  # the directory's name
+
+
+def test_tiny_model_dir_is_meaningful(tmp_path):
+    for kind in ("bert", "siglip"):
+        emb = load_model_dir(make_tiny_model_dir(tmp_path / kind, kind=kind, words=["zebra"]))
+        assert emb.dim == 16
+        a, b, c = emb.embed(["configure backup server zebra", "backup server", "borscht recipe"])
+        assert a @ b > a @ c + 0.2
+
+
+def _broken(tmp_path: Path, problem: str) -> Path:
+    path, _ = _bert_dir(tmp_path)
+    cfg_file = path / "memo-model.json"
+    cfg = json.loads(cfg_file.read_text())
+    if problem == "no config":
+        cfg_file.unlink()
+    elif problem == "bad json":
+        cfg_file.write_text("{not json")
+    elif problem == "not an object":
+        cfg_file.write_text("[1, 2]")
+    elif problem == "no onnx":
+        (path / "model.onnx").unlink()
+    elif problem == "no tokenizer":
+        (path / "tokenizer.json").unlink()
+    elif problem == "bad tokenizer":
+        (path / "tokenizer.json").write_text('{"model": 1}')
+    elif problem == "bad onnx":
+        (path / "model.onnx").write_bytes(b"not an onnx file")
+    else:
+        cfg_file.write_text(json.dumps({**cfg, **json.loads(problem)}))
+    return path
+
+
+@pytest.mark.parametrize(
+    "problem, words",
+    [
+        ("no config", "memo-model.json is missing"),
+        ("bad json", "cannot be read as JSON"),
+        ("not an object", "JSON object"),
+        ("no onnx", "'model.onnx' is missing"),
+        ("no tokenizer", "'tokenizer.json' is missing"),
+        ("bad tokenizer", "tokenizer.json cannot be loaded"),
+        ("bad onnx", "onnxruntime cannot load model.onnx"),
+        ('{"dim": 9}', '"dim" is 9'),
+        ('{"kind": "gpt"}', '"kind" must be one of'),
+        ('{"format": 2}', '"format" 2'),
+        ('{"pooling": "max"}', '"pooling" must be one of'),
+        ('{"max_length": "long"}', '"max_length" must be int'),
+        ('{"output": "nope"}', "output 'nope' is not in the graph"),
+        ('{"inputs": {"attention_mask": "mask"}}', "inputs ['attention_mask']"),
+        ('{"kind": "text"}', "inputs ['attention_mask', 'input_ids']"),
+    ],
+)
+def test_errors_name_the_path_and_the_problem(tmp_path, problem, words):
+    path = _broken(tmp_path, problem)
+    with pytest.raises(ModelUnavailableError) as info:
+        load_model_dir(path)
+    msg = str(info.value)
+    assert str(path) in msg and words in msg and "MEMO_MODEL_DIR" in msg
+
+
+def test_missing_directory(tmp_path):
+    with pytest.raises(ModelUnavailableError, match="does not exist"):
+        OnnxEmbedder(tmp_path / "nowhere")
+
+
+def _default_model_dir() -> Path | None:
+    if env := os.environ.get("MEMO_TEST_DEFAULT_MODEL_DIR"):
+        return Path(env)
+    try:
+        from memo_core.model_install import default_model_dir
+    except ImportError:
+        return None
+    path = Path(default_model_dir())
+    return path if (path / "memo-model.json").is_file() else None
+
+
+@pytest.mark.default_model
+def test_default_text_model():
+    path = _default_model_dir()
+    if path is None:
+        pytest.skip("no default model: run `memo model install` or set MEMO_TEST_DEFAULT_MODEL_DIR")
+    emb = load_model_dir(path)
+    v = emb.embed(["как настроить бэкап", "how to configure backup", "рецепт борща"])
+    assert v.shape == (3, 512) and emb.dim == 512
+    np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-4)
+    assert v[0] @ v[1] > v[0] @ v[2] + 0.2

@@ -1,0 +1,38 @@
+"""Score fusion, as plain functions."""
+
+from __future__ import annotations
+
+import pytest
+
+from memo_core.fusion import fuse, minmax
+
+
+@pytest.mark.parametrize(
+    ("scores", "expected"),
+    [
+        ([], {}),
+        ([(1, 5.0)], {1: 1.0}),
+        ([(1, 2.0), (2, 2.0)], {1: 1.0, 2: 1.0}),
+        ([(1, 10.0), (2, 5.0), (3, 0.0)], {1: 1.0, 2: 0.5, 3: 0.0}),
+        ([(1, -1.0), (2, -3.0)], {1: 1.0, 2: 0.0}),
+    ],
+)
+def test_minmax(scores, expected) -> None:
+    assert minmax(scores) == pytest.approx(expected)
+
+
+def test_fuse_weights_and_one_sided_hits() -> None:
+    lex = [(1, 9.0), (2, 5.0), (3, 1.0)]
+    vec = [(2, 0.9), (4, 0.8), (1, 0.1)]
+    fused = fuse(lex, vec, dense_weight=0.3)
+    got = {cid: (score, sides) for cid, score, sides in fused}
+    assert got[1] == (pytest.approx(0.7), ("lex", "vec"))
+    assert got[2][0] == pytest.approx(0.7 * 0.5 + 0.3) and got[2][1] == ("lex", "vec")
+    assert got[4] == (pytest.approx(0.3 * 0.875), ("vec",))
+    assert got[3] == (pytest.approx(0.0), ("lex",))
+    assert [cid for cid, _, _ in fused] == [1, 2, 4, 3]
+
+
+def test_fuse_with_one_side_empty_keeps_the_other_order() -> None:
+    assert [c for c, _, _ in fuse([], [(5, 0.2), (6, 0.9)])] == [6, 5]
+    assert [c for c, _, _ in fuse([(5, 1.0), (6, 3.0)], [])] == [6, 5]

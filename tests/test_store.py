@@ -1,0 +1,85 @@
+"""The index file: schema versions, foreign files, consistency of chunks, words and vectors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import apsw
+import pytest
+
+from memo_core import IndexStoreError, Searcher
+from memo_core.embedder import Embedder
+from memo_core.store import SCHEMA_VERSION, Store
+
+
+def test_new_index_has_schema_version_and_marker(tmp_path: Path) -> None:
+    s = Store(tmp_path / "i.db")
+    assert s.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert s.get_meta("app") == "memo"
+    assert s.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    s.close()
+    Store(tmp_path / "i.db").close()  # reopening applies nothing and keeps it
+
+
+def test_foreign_database_is_refused(tmp_path: Path) -> None:
+    db = apsw.Connection(str(tmp_path / "x.db"))
+    db.execute("CREATE TABLE t(x)")
+    db.close()
+    with pytest.raises(IndexStoreError, match="not a memo index"):
+        Store(tmp_path / "x.db")
+
+
+def test_index_from_newer_memo_is_refused(tmp_path: Path) -> None:
+    Store(tmp_path / "i.db").close()
+    db = apsw.Connection(str(tmp_path / "i.db"))
+    db.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
+    db.close()
+    with pytest.raises(IndexStoreError, match="newer memo"):
+        Store(tmp_path / "i.db")
+
+
+def test_garbage_file_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "i.db").write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(IndexStoreError, match="memo reindex"):
+        Store(tmp_path / "i.db")
+
+
+def _consistent(db_path: Path) -> None:
+    db = apsw.Connection(str(db_path))
+    import sqlite_vec
+
+    db.enable_load_extension(True)
+    sqlite_vec.load(db)
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    chunks = {r[0] for r in db.execute("SELECT id FROM chunks")}
+    with_vec = {r[0] for r in db.execute("SELECT id FROM chunks WHERE has_vec = 1")}
+    vec = {r[0] for r in db.execute("SELECT rowid FROM vec")}
+    assert vec == with_vec <= chunks
+    fts_rows = db.execute("SELECT count(*) FROM fts").fetchone()[0]
+    assert fts_rows == len(chunks)
+    db.close()
+
+
+def test_chunks_words_and_vectors_agree_after_edits(notes: Path, tiny_embedder: Embedder):
+    with Searcher(notes, embedder=tiny_embedder) as s:
+        s.refresh()
+        (notes / "pets.md").write_text("# Only cats\n\nCats now.\n", encoding="utf-8")
+        (notes / "backup.md").unlink()
+        (notes / "new.md").write_text("# New\n\ntext\n\n## Two\n\nmore\n", encoding="utf-8")
+        s.refresh()
+        assert [h.relpath for h in s.search("cats", mode="lex")] == ["pets.md"]
+    _consistent(notes / ".memo" / "index.db")
+
+
+def test_reindex_rebuilds_and_keeps_answering(notes: Path, tiny_embedder: Embedder) -> None:
+    with Searcher(notes, embedder=tiny_embedder) as s:
+        s.refresh()
+        before = s.status()[0]
+        assert s.reindex() == 3
+        after = s.status()[0]
+        assert (after.files, after.chunks) == (before.files, before.chunks)
+        assert after.updated_at >= before.updated_at
+        assert s.search("borscht", mode="hybrid")[0].relpath == "cooking/soup.md"
+    leftovers = [p.name for p in (notes / ".memo").iterdir() if "rebuild" in p.name]
+    assert leftovers == []
+    _consistent(notes / ".memo" / "index.db")
