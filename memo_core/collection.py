@@ -1,47 +1,126 @@
-"""One collection: a notes folder and its index, guarded for use from several threads."""
+"""One collection: a notes folder and its index, safe to use from threads and processes.
+
+Two SQLite connections: one for reading, serialised by an RLock, and one for the single
+refresher, so searches keep answering from the last committed snapshot (WAL) while a long
+refresh or rebuild runs. Across processes a lock file lets one refresher work at a time; a
+search that finds it taken answers from the snapshot instead of doing the same work twice.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
+import apsw
 import numpy as np
 
 from .discovery import INDEX_DIR, INDEX_FILE
 from .embedder import Embedder
+from .errors import IndexBusyError, IndexLocationError, IndexStoreError
+from .filelock import FileLock
 from .indexer import Indexer, ProgressFn, RefreshStats
+from .model_install import cache_dir
 from .results import CollectionStatus, Hit
 from .store import Store
+
+LOCK_FILE = "refresh.lock"
+
+
+def fallback_index_path(root: Path) -> Path:
+    """Where the index lives when the collection folder cannot hold it."""
+    tag = hashlib.sha256(str(root).encode()).hexdigest()[:16]
+    return cache_dir() / "indexes" / f"{root.name}-{tag}" / INDEX_FILE
 
 
 class Collection:
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.db_path = root / INDEX_DIR / INDEX_FILE
         self._lock = threading.RLock()
-        self._store = Store(self.db_path)
+        self.location_note: str | None = None
+        try:
+            self._store = Store(root / INDEX_DIR / INDEX_FILE)
+        except IndexLocationError as e:
+            # A read-only folder, or a filesystem without WAL: keep the index in the cache.
+            self._store = Store(fallback_index_path(root))
+            self.location_note = f"index kept in {self._store.path} ({e})"
+        self.db_path = self._store.path
+        self._refresh_lock = threading.Lock()
+        self._file_lock = FileLock(self.db_path.with_name(LOCK_FILE))
+        self._writer: Store | None = None
 
     def close(self) -> None:
-        with self._lock:
+        with self._refresh_lock, self._lock:
             self._store.close()
+            if self._writer is not None:
+                self._writer.close()
 
-    def refresh(self, embedder: Embedder | None, progress: ProgressFn | None) -> RefreshStats:
-        with self._lock:
-            return Indexer(self.root, self._store, embedder).refresh(progress)
+    @contextmanager
+    def _sqlite_errors(self) -> Iterator[None]:
+        try:
+            yield
+        except apsw.BusyError as e:
+            raise IndexBusyError(
+                f"the index {self.db_path} is busy in another process; try again shortly"
+            ) from e
+        except apsw.Error as e:
+            raise IndexStoreError(
+                f"the index {self.db_path} failed: {e}; run `memo reindex {self.root}`"
+            ) from e
+
+    @contextmanager
+    def _reading(self) -> Iterator[Store]:
+        with self._lock, self._sqlite_errors():
+            yield self._store
+
+    def _writing(self) -> Store:
+        """The refresher's own connection (call only while holding the refresh lock)."""
+        if self._writer is None:
+            self._writer = Store(self.db_path)
+        return self._writer
+
+    @contextmanager
+    def _refreshing(self, wait: bool) -> Iterator[bool]:
+        """Be the one refresher (in this process, then across processes); yields False when
+        another one is at work and `wait` is False."""
+        if not self._refresh_lock.acquire(blocking=wait):
+            yield False
+            return
+        try:
+            if not self._file_lock.acquire(wait=wait):
+                yield False
+                return
+            try:
+                yield True
+            finally:
+                self._file_lock.release()
+        finally:
+            self._refresh_lock.release()
+
+    def refresh(
+        self, embedder: Embedder | None, progress: ProgressFn | None, *, wait: bool = True
+    ) -> RefreshStats | None:
+        """Update the index; None when another process is refreshing and `wait` is False."""
+        with self._refreshing(wait) as mine:
+            if not mine:
+                return None
+            with self._sqlite_errors():
+                return Indexer(self.root, self._writing(), embedder).refresh(progress)
 
     def lex(self, match: str, limit: int) -> list[tuple[int, float]]:
-        with self._lock:
-            return self._store.lex(match, limit)
+        with self._reading() as store:
+            return store.lex(match, limit)
 
     def knn(self, vector: np.ndarray, limit: int) -> list[tuple[int, float]]:
-        with self._lock:
-            return self._store.knn(vector, limit)
+        with self._reading() as store:
+            return store.knn(vector, limit)
 
     def hits(self, ranked: Sequence[tuple[int, float, tuple[str, ...]]]) -> list[Hit]:
-        with self._lock:
-            rows = self._store.chunk_rows([cid for cid, _, _ in ranked])
+        with self._reading() as store:
+            rows = store.chunk_rows([cid for cid, _, _ in ranked])
         return [
             Hit(
                 path=str(self.root.joinpath(*rows[cid].path.split("/"))),
@@ -58,8 +137,7 @@ class Collection:
         ]
 
     def status(self) -> CollectionStatus:
-        with self._lock:
-            s = self._store
+        with self._reading() as s:
             files, chunks, skipped = s.counts()
             updated = s.get_meta("updated_at")
             return CollectionStatus(
@@ -71,32 +149,35 @@ class Collection:
                 model=s.get_meta("vec_model"),
                 chunks_without_vectors=s.count_without_vectors(),
                 notes=s.notes(),
+                index_path=str(self.db_path),
+                location_note=self.location_note,
             )
 
     def rebuild(self, embedder: Embedder | None, progress: ProgressFn | None) -> int:
-        """Build a fresh index beside the live one, then swap it in.
+        """Build a fresh index beside the live one, then copy it in as one transaction.
 
-        Searches keep answering from the old index while the new one is built; a crash
-        mid-build leaves the old one in place (the half-built file is only a leftover).
+        Searches (in any process) keep answering from the old index while the new one is
+        built; a crash mid-build leaves the old one untouched. Only memo's own files in the
+        index folder are written: the live index (already recognised as memo's on open)
+        and a scratch file memo names and removes.
         """
-        tmp = self.db_path.with_name(f"{INDEX_FILE}.rebuild-{os.getpid()}")
-        for leftover in (tmp, *_sidecars(tmp)):
-            leftover.unlink(missing_ok=True)
-        fresh = Store(tmp)
-        try:
-            Indexer(self.root, fresh, embedder).refresh(progress)
-            files = fresh.counts()[0]
-            fresh.checkpoint_and_detach_wal()
-        finally:
-            fresh.close()
-        with self._lock:
-            self._store.close()
-            os.replace(tmp, self.db_path)
-            for side in _sidecars(self.db_path):
-                side.unlink(missing_ok=True)
-            self._store = Store(self.db_path)
+        scratch = self.db_path.with_name(f"{INDEX_FILE}.rebuild-{os.getpid()}")
+        with self._refreshing(wait=True):
+            _remove_db_files(scratch)
+            try:
+                fresh = Store(scratch)
+                try:
+                    Indexer(self.root, fresh, embedder).refresh(progress)
+                    files = fresh.counts()[0]
+                    with self._sqlite_errors():
+                        self._writing().replace_with(fresh)
+                finally:
+                    fresh.close()
+            finally:
+                _remove_db_files(scratch)
         return files
 
 
-def _sidecars(db: Path) -> tuple[Path, Path]:
-    return db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")
+def _remove_db_files(db: Path) -> None:
+    for p in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+        p.unlink(missing_ok=True)

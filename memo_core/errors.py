@@ -29,3 +29,15 @@ class IndexStoreError(MemoError):
 
 class InvalidArgumentError(MemoError):
     """An argument has a bad value (unknown mode, k out of range, ...)."""
+
+
+class IndexLocationError(IndexStoreError):
+    """The index cannot live in the collection folder (read-only, or no WAL there)."""
+
+
+class IndexBusyError(IndexStoreError):
+    """Another process holds the index's write lock for longer than memo waits."""
+
+
+class OutsideRootsError(MemoError):
+    """A path lies outside every folder memo was allowed to use."""

@@ -57,6 +57,7 @@ class RefreshStats:
     chunks_embedded: int = 0
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    busy: list[str] = field(default_factory=list)  # collections another process was refreshing
 
     @property
     def changed_anything(self) -> bool:
@@ -183,9 +184,10 @@ class Indexer:
             for p in batch:
                 fid = store.upsert_file(p.rel, p.stat.mtime_ns, p.stat.size, p.hash, p.note)
                 old_ids: dict[str, list[int]] = {}
-                if p.old is not None:
-                    for cid, h in store.file_chunks(fid):
-                        old_ids.setdefault(h, []).append(cid)
+                # Read inside the transaction, not from the walk's snapshot: another process
+                # may have indexed this file since, and its chunks must not be doubled.
+                for cid, h in store.file_chunks(fid):
+                    old_ids.setdefault(h, []).append(cid)
                 for seq, c in enumerate(p.chunks):
                     h = chunk_hash(c)
                     if old_ids.get(h):

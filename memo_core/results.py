@@ -36,3 +36,5 @@ class CollectionStatus:
     model: str | None  # which model made the vectors
     chunks_without_vectors: int
     notes: list[tuple[str, str]]  # (path, why skipped or cut)
+    index_path: str
+    location_note: str | None  # set when the index could not live in the collection folder

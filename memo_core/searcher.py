@@ -75,12 +75,21 @@ class Searcher:
 
     # -- operations ---------------------------------------------------------------------
 
-    def refresh(self, *, embed: bool = True, progress: ProgressFn | None = None) -> RefreshStats:
-        """Bring every collection's index up to date; `embed=False` leaves vectors for later."""
+    def refresh(
+        self, *, embed: bool = True, progress: ProgressFn | None = None, wait: bool = True
+    ) -> RefreshStats:
+        """Bring every collection's index up to date; `embed=False` leaves vectors for later.
+
+        `wait=False`: where another process is refreshing a collection, leave it to that
+        process (its root is listed in `busy`) instead of waiting.
+        """
         embedder = self.embedder() if embed else None
         total = RefreshStats()
         for c in self._rediscover():
-            s = c.refresh(embedder, progress)
+            s = c.refresh(embedder, progress, wait=wait)
+            if s is None:
+                total.busy.append(str(c.root))
+                continue
             for name in (
                 "added",
                 "changed",
@@ -119,7 +128,11 @@ class Searcher:
                 notices.append(f"модель недоступна ({e}); ответ только по словам")
                 mode = "lex"
         if refresh:
-            self.refresh(embed=embedder is not None)
+            busy = self.refresh(embed=embedder is not None, wait=False).busy
+            notices += [
+                f"{root}: индекс обновляется другим процессом; ответ по последнему снимку"
+                for root in busy
+            ]
         qvec = embedder.embed([query], query=True)[0] if embedder is not None else None
         match = textnorm.fts_match(textnorm.query_terms(query))
         n = k if mode != "hybrid" else max(k, FUSION_CANDIDATES)

@@ -17,50 +17,12 @@ import apsw
 import numpy as np
 import sqlite_vec
 
-from .errors import IndexStoreError
+from .errors import IndexLocationError, IndexStoreError
+from .schema import APP_ID, MIGRATIONS, SCHEMA_VERSION
 
-SCHEMA_VERSION = 1
-APP_ID = "memo"
+BUSY_TIMEOUT_MS = 10_000
 # vec0 refuses k above this; more than enough for fusion candidates.
 MAX_KNN = 4096
-
-
-def _schema_v1(db: apsw.Connection) -> None:
-    db.execute(
-        """
-        CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-        CREATE TABLE files(
-            id INTEGER PRIMARY KEY,
-            path TEXT NOT NULL UNIQUE,      -- relative to the collection, '/'-separated
-            mtime_ns INTEGER NOT NULL,
-            size INTEGER NOT NULL,
-            hash TEXT NOT NULL,
-            note TEXT                       -- why the file was skipped or cut, if it was
-        );
-        CREATE TABLE chunks(
-            id INTEGER PRIMARY KEY,
-            file_id INTEGER NOT NULL REFERENCES files(id),
-            seq INTEGER NOT NULL,
-            line INTEGER NOT NULL,
-            heading TEXT NOT NULL,
-            text TEXT NOT NULL,
-            hash TEXT NOT NULL,             -- of what is embedded: heading + text
-            has_vec INTEGER NOT NULL DEFAULT 0
-        );
-        CREATE INDEX chunks_file ON chunks(file_id, seq);
-        CREATE INDEX chunks_hash ON chunks(hash);
-        CREATE INDEX chunks_novec ON chunks(id) WHERE has_vec = 0;
-        -- Contentless: the text lives in `chunks`; FTS5 holds only the stems memo feeds it.
-        CREATE VIRTUAL TABLE fts USING fts5(
-            heading, body, content='', contentless_delete=1,
-            tokenize='unicode61 remove_diacritics 0'
-        );
-        """
-    )
-
-
-# Numbered migrations: MIGRATIONS[i] takes a database from version i to i + 1.
-MIGRATIONS = [_schema_v1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,21 +49,44 @@ class Store:
         self.path = db_path
         try:
             db_path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise IndexLocationError(f"cannot create {db_path.parent}: {e.strerror or e}") from e
+        try:
             self.db = apsw.Connection(str(db_path))
-            self.db.enable_load_extension(True)
-            sqlite_vec.load(self.db)
-            self.db.enable_load_extension(False)
-            self.db.setbusytimeout(10_000)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.execute("PRAGMA mmap_size=268435456")
+        except apsw.Error as e:
+            raise IndexLocationError(f"cannot open {db_path}: {e}") from e
+        try:
+            self._configure()
             self._migrate()
-            self._vec = self._has_vec_table()
-        except (apsw.Error, OSError) as e:
+        except (apsw.ReadOnlyError, apsw.CantOpenError) as e:
+            self.db.close()
+            raise IndexLocationError(f"cannot write {db_path}: {e}") from e
+        except apsw.Error as e:
+            self.db.close()
+            raise IndexStoreError(f"cannot use the index {db_path}: {e}") from e
+        except BaseException:
+            self.db.close()
+            raise
+
+    def _configure(self) -> None:
+        db = self.db
+        try:
+            db.enable_load_extension(True)
+            sqlite_vec.load(db)
+            db.enable_load_extension(False)
+            db.setbusytimeout(BUSY_TIMEOUT_MS)
+            mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        except (apsw.CantOpenError, apsw.ReadOnlyError, apsw.IOError) as e:
+            raise IndexLocationError(f"cannot write {self.path}: {e}") from e
+        except apsw.Error as e:
             raise IndexStoreError(
-                f"cannot open the index {db_path}: {e}; delete that .memo folder and run "
-                "`memo reindex` to rebuild it"
+                f"cannot open the index {self.path}: {e}; it is damaged or not memo's: "
+                f"move {self.path.parent} away and search again to rebuild it"
             ) from e
+        if mode != "wal":
+            raise IndexLocationError(f"WAL journaling does not work in {self.path.parent}")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA mmap_size=268435456")
 
     def close(self) -> None:
         self.db.close()
@@ -111,11 +96,13 @@ class Store:
     def _migrate(self) -> None:
         version = self._scalar("PRAGMA user_version")
         if version == 0 and self._scalar("SELECT count(*) FROM sqlite_master"):
-            raise IndexStoreError(f"{self.path} is not a memo index; move it away and retry")
+            raise IndexStoreError(
+                f"{self.path} is not a memo index; memo leaves it alone: move it away and retry"
+            )
         if version > SCHEMA_VERSION:
             raise IndexStoreError(
                 f"{self.path} was made by a newer memo (schema {version} > {SCHEMA_VERSION}); "
-                "upgrade memo or run `memo reindex` to rebuild it"
+                f"upgrade memo, or move {self.path.parent} away to rebuild it with this one"
             )
         with self.write():
             for v in range(version, SCHEMA_VERSION):
@@ -145,10 +132,14 @@ class Store:
             raise
         self.db.execute("COMMIT")
 
-    def checkpoint_and_detach_wal(self) -> None:
-        """Fold the WAL into the main file and leave none behind, so the file can be moved."""
-        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        self.db.execute("PRAGMA journal_mode=DELETE")
+    def replace_with(self, other: Store) -> None:
+        """Make this database a copy of `other`, atomically (SQLite's online backup).
+
+        Readers in any process see the old content until the copy commits, then the new;
+        a crash midway leaves the old content, since the copy is one write transaction.
+        """
+        with self.db.backup("main", other.db, "main") as b:
+            b.step(-1)
 
     def mark_updated(self) -> None:
         self.set_meta("updated_at", repr(time.time()))
@@ -168,7 +159,6 @@ class Store:
             self.db.execute("UPDATE chunks SET has_vec = 0")
             self.set_meta("vec_model", model_id)
             self.set_meta("vec_dim", str(dim))
-        self._vec = True
         return True
 
     # -- files and chunks ---------------------------------------------------------------
@@ -208,10 +198,11 @@ class Store:
         )
 
     def delete_chunks(self, ids: Iterable[int]) -> None:
+        has_vec = self._has_vec_table()
         for cid in ids:
             self.db.execute("DELETE FROM chunks WHERE id = ?", (cid,))
             self.db.execute("DELETE FROM fts WHERE rowid = ?", (cid,))
-            if self._vec:
+            if has_vec:
                 self.db.execute("DELETE FROM vec WHERE rowid = ?", (cid,))
 
     def insert_chunk(
@@ -247,7 +238,7 @@ class Store:
 
     def vectors_for_hashes(self, hashes: Iterable[str]) -> dict[str, bytes]:
         """Stored vectors of chunks with these hashes, so unchanged text is never re-embedded."""
-        if not self._vec:
+        if not self._has_vec_table():
             return {}
         found: dict[str, bytes] = {}
         for h in hashes:
@@ -295,7 +286,7 @@ class Store:
 
     def knn(self, vector: np.ndarray, limit: int) -> list[tuple[int, float]]:
         """Chunk ids and cosine similarities of the nearest stored vectors."""
-        if not self._vec:
+        if not self._has_vec_table():
             return []
         rows = self.db.execute(
             "SELECT rowid, distance FROM vec WHERE embedding MATCH ? AND k = ? ORDER BY distance",

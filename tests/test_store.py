@@ -9,7 +9,8 @@ import pytest
 
 from memo_core import IndexStoreError, Searcher
 from memo_core.embedder import Embedder
-from memo_core.store import SCHEMA_VERSION, Store
+from memo_core.schema import SCHEMA_VERSION
+from memo_core.store import Store
 
 
 def test_new_index_has_schema_version_and_marker(tmp_path: Path) -> None:
@@ -40,7 +41,7 @@ def test_index_from_newer_memo_is_refused(tmp_path: Path) -> None:
 
 def test_garbage_file_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "i.db").write_bytes(b"this is not sqlite" * 100)
-    with pytest.raises(IndexStoreError, match="memo reindex"):
+    with pytest.raises(IndexStoreError, match="damaged or not memo.s: move"):
         Store(tmp_path / "i.db")
 
 
