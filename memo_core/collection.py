@@ -9,7 +9,6 @@ search that finds it taken answers from the snapshot instead of doing the same w
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -161,7 +160,9 @@ class Collection:
         index folder are written: the live index (already recognised as memo's on open)
         and a scratch file memo names and removes.
         """
-        scratch = self.db_path.with_name(f"{INDEX_FILE}.rebuild-{os.getpid()}")
+        # One name: the refresh lock makes this the only rebuild, so whatever lies there is
+        # the leftover of a rebuild that crashed.
+        scratch = self.db_path.with_name(f"{INDEX_FILE}.rebuild")
         with self._refreshing(wait=True):
             _remove_db_files(scratch)
             try:

@@ -24,27 +24,14 @@ from memo_core.errors import ModelUnavailableError
 CONFIG_NAME = "memo-model.json"
 CONFIG_FORMAT = 1
 # Per-kind defaults; a key in memo-model.json overrides them.
+_BERT_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 _KIND_DEFAULTS: dict[str, dict[str, Any]] = {
     "text": {"inputs": {"text": "inputs"}, "output": "outputs", "pooling": "pooled"},
-    "bert": {
-        "inputs": {
-            "input_ids": "input_ids",
-            "attention_mask": "attention_mask",
-            "token_type_ids": "token_type_ids",
-        },
-        "output": "last_hidden_state",
-        "pooling": "mean",
-        "padding": "longest",
-        "max_length": 256,
-    },
-    "siglip": {
-        "inputs": {"input_ids": "input_ids"},
-        "output": "pooler_output",
-        "pooling": "pooled",
-        "padding": "max_length",
-        "max_length": 64,
-    },
-}
+    "bert": {"inputs": {n: n for n in _BERT_INPUTS}, "output": "last_hidden_state",
+             "pooling": "mean", "padding": "longest", "max_length": 256},
+    "siglip": {"inputs": {"input_ids": "input_ids"}, "output": "pooler_output",
+               "pooling": "pooled", "padding": "max_length", "max_length": 64},
+}  # fmt: skip
 _HINT = (
     "Fix it (see models/README.md), point MEMO_MODEL_DIR at a working model directory, "
     "or run `memo model install` for the default model."
@@ -106,11 +93,10 @@ class OnnxEmbedder(Embedder):
             self._fail(f'"kind" must be one of {sorted(_KIND_DEFAULTS)}, got {kind!r}')
         self.kind: str = kind
         conf = {**_KIND_DEFAULTS[kind], **cfg}
-        if not isinstance(conf["inputs"], dict) or not all(
-            isinstance(v, str) for v in conf["inputs"].values()
-        ):
+        names = conf["inputs"]
+        if not isinstance(names, dict) or not all(isinstance(v, str) for v in names.values()):
             self._fail(f'{CONFIG_NAME}: "inputs" must map roles to graph input names')
-        self.inputs: dict[str, str] = {**_KIND_DEFAULTS[kind]["inputs"], **conf["inputs"]}
+        self.inputs: dict[str, str] = {**_KIND_DEFAULTS[kind]["inputs"], **names}
         self.pooling: str = self._opt(conf, "pooling", str, ("mean", "cls", "pooled"))
         self.padding: str = self._opt(conf, "padding", str, ("longest", "max_length"), "longest")
         self.max_length: int = self._opt(conf, "max_length", int, None, 256)
@@ -123,13 +109,15 @@ class OnnxEmbedder(Embedder):
         if self.max_length < 1 or self.batch_size < 1:
             self._fail('"max_length" and "batch_size" must be positive')
 
-        onnx_path = self._file(self._opt(conf, "onnx", str, None, "model.onnx"), "ONNX file")
-        files = [onnx_path]
+        files = [model_dir / self._opt(conf, "onnx", str, None, "model.onnx")]
         if kind != "text":
-            tok_name = self._opt(conf, "tokenizer", str, None, "tokenizer.json")
-            files.append(self._file(tok_name, "tokenizer"))
-            self._tok = self._load_tokenizer(files[-1], self._opt(conf, "pad_id", int, None))
-        self._session = self._load_session(onnx_path)
+            files.append(model_dir / self._opt(conf, "tokenizer", str, None, "tokenizer.json"))
+        for f, what in zip(files, ("ONNX file", "tokenizer"), strict=False):
+            if not f.is_file():
+                self._fail(f"{what} {f.name!r} is missing")
+        if kind != "text":
+            self._tok = self._load_tokenizer(files[1], self._opt(conf, "pad_id", int, None))
+        self._session = self._load_session(files[0])
 
         graph_inputs = {i.name: i.type for i in self._session.get_inputs()}
         usable = {n for role, n in self.inputs.items() if kind != "text" or role == "text"}
@@ -186,12 +174,6 @@ class OnnxEmbedder(Embedder):
             want = f"one of {list(allowed)}" if allowed else typ.__name__
             self._fail(f'{CONFIG_NAME}: "{key}" must be {want}, got {value!r}')
         return value
-
-    def _file(self, name: str, what: str) -> Path:
-        p = self.path / name
-        if not p.is_file():
-            self._fail(f"{what} {name!r} is missing")
-        return p
 
     def _load_tokenizer(self, path: Path, pad_id: Any) -> Any:
         from tokenizers import Tokenizer
@@ -264,14 +246,13 @@ class OnnxEmbedder(Embedder):
         texts = [prefix + t for t in texts]
         if self.lowercase:
             texts = [t.lower() for t in texts]
+        mask = None
         try:
             if self.kind == "text":
                 feeds = {self.inputs["text"]: np.array(texts, dtype=object)}
-                out = self._session.run([self._output], feeds)[0]
-                mask = None
             else:
                 feeds, mask = self._encode(texts)
-                out = self._session.run([self._output], feeds)[0]
+            out = self._session.run([self._output], feeds)[0]
         except Exception as e:  # onnxruntime's errors have no common public base class
             return self._fail(f"running the model failed ({e})")
         out = np.asarray(out, dtype=np.float32)

@@ -19,6 +19,7 @@ from tinymodels import (
     token_table,
     write_model_dir,
 )
+from tokenizers import normalizers
 
 from memo_core.embedder import Embedder, OnnxEmbedder, load_model_dir
 from memo_core.errors import ModelUnavailableError
@@ -252,3 +253,17 @@ def test_default_text_model():
     assert v.shape == (3, 512) and emb.dim == 512
     np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-4)
     assert v[0] @ v[1] > v[0] @ v[2] + 0.2
+
+
+def test_lowercase_option(tmp_path):
+    vocab = build_vocab()
+    tok = make_tokenizer(vocab)
+    tok.normalizer = normalizers.Sequence([])  # case-sensitive: "CAT" is [UNK]
+    table = token_table(len(vocab), DIM, seed=5)
+    cfg = {"kind": "bert", "pooling": "mean"}
+    plain = load_model_dir(write_model_dir(tmp_path / "a", bert_graph(table), cfg, tok))
+    lower = load_model_dir(
+        write_model_dir(tmp_path / "b", bert_graph(table), {**cfg, "lowercase": True}, tok)
+    )
+    np.testing.assert_allclose(lower.embed(["CAT"]), plain.embed(["cat"]), atol=1e-6)
+    assert not np.allclose(plain.embed(["CAT"]), plain.embed(["cat"]))

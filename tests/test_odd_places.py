@@ -1,0 +1,85 @@
+"""Odd files and folders: huge, vanished, strangely named; unwritable index folders."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from conftest import write_notes
+
+from memo_core import IndexStoreError, Searcher
+from memo_core.indexer import MAX_FILE_BYTES, read_note
+
+
+def test_huge_file_is_cut_and_said_so(notes: Path) -> None:
+    line = "word " * 20 + "\n"
+    with open(notes / "huge.md", "w", encoding="utf-8") as f:
+        f.write("# Huge\n\n")
+        for _ in range(MAX_FILE_BYTES // len(line) + 1000):
+            f.write(line)
+        f.write("needle at the very end\n")
+    with Searcher(notes, use_model=False) as s:
+        st = s.status()[0] if s.refresh(embed=False) else None
+        assert st is not None and st.files == 4 and st.skipped == 0
+        assert ("huge.md", "cut: only the first 10 MB indexed") in st.notes
+        assert list(s.search("needle", mode="lex")) == []
+        assert s.search("word", mode="lex", k=1)[0].relpath == "huge.md"
+
+
+def test_file_that_vanished_is_noted_not_fatal(tmp_path: Path) -> None:
+    data, note = read_note(tmp_path / "gone.md")
+    assert data == b"" and note and note.startswith("skipped: unreadable")
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["with space.md", "новая заметка.md", "line\nbreak.md", "emoji 🐈.md", "tab\there.md"],
+)
+def test_strange_names(notes: Path, name: str) -> None:
+    (notes / name).write_text("# Odd\n\nzebra crossing\n", encoding="utf-8")
+    with Searcher(notes, use_model=False) as s:
+        hit = s.search("zebra", mode="lex")[0]
+        assert hit.relpath == name and Path(hit.path).read_text(encoding="utf-8")
+
+
+def test_index_folder_that_cannot_be_made_falls_back_to_the_cache(notes: Path) -> None:
+    (notes / ".memo").write_text("someone else's file named .memo")
+    with Searcher(notes, use_model=False) as s:
+        assert s.search("borscht", mode="lex")[0].relpath == "cooking/soup.md"
+        st = s.status()[0]
+    assert st.location_note and "index kept in" in st.location_note
+    assert Path(st.index_path).is_relative_to(Path(os.environ["MEMO_CACHE_DIR"]))
+    assert (notes / ".memo").read_text() == "someone else's file named .memo"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders anyway")
+def test_read_only_collection_falls_back_to_the_cache(notes: Path) -> None:
+    notes.chmod(0o555)
+    try:
+        with Searcher(notes, use_model=False) as s:
+            assert s.search("borscht", mode="lex")[0].relpath == "cooking/soup.md"
+            assert s.status()[0].location_note
+    finally:
+        notes.chmod(0o755)
+
+
+def test_reindex_touches_nothing_but_memos_own_files(notes: Path) -> None:
+    write_notes(notes, {".memo/keep.txt": "not memo's"})
+    with Searcher(notes, use_model=False) as s:
+        s.refresh(embed=False)
+        assert s.reindex() == 3
+    assert (notes / ".memo" / "keep.txt").read_text() == "not memo's"
+
+
+def test_foreign_index_file_is_never_replaced(notes: Path) -> None:
+    import apsw
+
+    (notes / ".memo").mkdir()
+    db = apsw.Connection(str(notes / ".memo" / "index.db"))
+    db.execute("CREATE TABLE precious(x); INSERT INTO precious VALUES (42)")
+    db.close()
+    with pytest.raises(IndexStoreError, match="not a memo index"):
+        Searcher(notes, use_model=False).reindex()
+    db = apsw.Connection(str(notes / ".memo" / "index.db"))
+    assert db.execute("SELECT x FROM precious").fetchone() == (42,)
