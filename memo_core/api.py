@@ -36,9 +36,16 @@ def close_all() -> None:
 
 
 def search_text(
-    path: str, query: str, k: int = 8, mode: str = "hybrid", base: str | None = None
+    path: str,
+    query: str,
+    k: int = 8,
+    mode: str = "hybrid",
+    *,
+    base: str | None = None,
+    progress: ProgressFn | None = None,
 ) -> str:
-    return format_hits(searcher_for(path).search(query, k=k, mode=mode), base=base)
+    results = searcher_for(path).search(query, k=k, mode=mode, progress=progress)
+    return format_hits(results, base=base)
 
 
 def status_text(path: str) -> str:

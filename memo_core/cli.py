@@ -14,16 +14,15 @@ from .errors import MemoError
 from .formatting import format_hits, format_reindex, format_status
 from .model_install import install_default_model, is_installed, resolve_model_dir
 from .progress import ProgressBar
-from .searcher import MAX_K, MODES, Searcher
+from .searcher import MAX_K, MODES
 
 
 def _search(a: argparse.Namespace) -> None:
-    s = api.searcher_for(a.path)
     bar = ProgressBar()
-    # Index first with a visible bar; the search's own refresh then finds nothing to do.
-    s.refresh(embed=a.mode != "lex" and _has_model(s), progress=bar)
-    bar.done()
-    results = s.search(a.query, k=a.k, mode=a.mode)
+    try:
+        results = api.searcher_for(a.path).search(a.query, k=a.k, mode=a.mode, progress=bar)
+    finally:
+        bar.done()
     if a.json:
         out = {
             "mode": results.mode,
@@ -35,18 +34,10 @@ def _search(a: argparse.Namespace) -> None:
         sys.stdout.write(format_hits(results, base=os.getcwd()))
 
 
-def _has_model(s: Searcher) -> bool:
-    try:
-        s.embedder()
-    except MemoError:
-        return False
-    return True
-
-
 def _index(a: argparse.Namespace) -> None:
     s = api.searcher_for(a.path)
     bar = ProgressBar()
-    stats = s.refresh(embed=not a.no_vectors and _has_model(s), progress=bar)
+    stats = s.refresh(embed=not a.no_vectors and s.has_model(), progress=bar)
     bar.done()
     print(
         f"файлов: новых {stats.added}, изменённых {stats.changed}, удалённых {stats.deleted}; "

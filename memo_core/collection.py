@@ -50,6 +50,7 @@ class Collection:
         self._refresh_lock = threading.Lock()
         self._file_lock = FileLock(self.db_path.with_name(LOCK_FILE))
         self._writer: Store | None = None
+        self._rebuilding = False
 
     def close(self) -> None:
         with self._refresh_lock, self._lock:
@@ -82,18 +83,23 @@ class Collection:
         return self._writer
 
     @contextmanager
-    def _refreshing(self, wait: bool) -> Iterator[bool]:
-        """Be the one refresher (in this process, then across processes); yields False when
-        another one is at work and `wait` is False."""
-        if not self._refresh_lock.acquire(blocking=wait):
-            yield False
-            return
+    def _refreshing(self, wait: bool) -> Iterator[str | None]:
+        """Be the one refresher, in this process and then across processes.
+
+        Yields None once this caller may write, or (when `wait` is False) why it may not:
+        a rebuild under way here, or another process refreshing. A refresh in this process
+        is waited for even then: it is the same work, and the caller's answer needs it.
+        """
+        while not self._refresh_lock.acquire(timeout=0.05):
+            if not wait and self._rebuilding:
+                yield "индекс перестраивается; ответ по прежнему индексу"
+                return
         try:
             if not self._file_lock.acquire(wait=wait):
-                yield False
+                yield "индекс обновляется другим процессом; ответ по последнему снимку"
                 return
             try:
-                yield True
+                yield None
             finally:
                 self._file_lock.release()
         finally:
@@ -101,11 +107,12 @@ class Collection:
 
     def refresh(
         self, embedder: Embedder | None, progress: ProgressFn | None, *, wait: bool = True
-    ) -> RefreshStats | None:
-        """Update the index; None when another process is refreshing and `wait` is False."""
-        with self._refreshing(wait) as mine:
-            if not mine:
-                return None
+    ) -> RefreshStats:
+        """Update the index. With `wait` False, a rebuild here or a refresh in another
+        process is not waited for: the stats then list why under `busy`."""
+        with self._refreshing(wait) as busy:
+            if busy:
+                return RefreshStats(busy=[f"{self.root}: {busy}"])
             with self._sqlite_errors():
                 return Indexer(self.root, self._writing(), embedder).refresh(progress)
 
@@ -165,6 +172,7 @@ class Collection:
         scratch = self.db_path.with_name(f"{INDEX_FILE}.rebuild")
         with self._refreshing(wait=True):
             _remove_db_files(scratch)
+            self._rebuilding = True
             try:
                 fresh = Store(scratch)
                 try:
@@ -175,6 +183,7 @@ class Collection:
                 finally:
                     fresh.close()
             finally:
+                self._rebuilding = False
                 _remove_db_files(scratch)
         return files
 

@@ -23,7 +23,9 @@ def resolve_path(path: str | os.PathLike[str]) -> Path:
     try:
         real = p.resolve(strict=True)
     except (OSError, RuntimeError) as e:
-        raise PathNotFoundError(f"path does not exist: {raw}") from e
+        raise PathNotFoundError(
+            f"path does not exist: {raw}; give an existing folder of notes, e.g. ~/notes"
+        ) from e
     if not real.is_dir():
         raise PathNotFoundError(f"not a directory: {raw}; give the folder that holds the notes")
     return real

@@ -57,7 +57,7 @@ class RefreshStats:
     chunks_embedded: int = 0
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
-    busy: list[str] = field(default_factory=list)  # collections another process was refreshing
+    busy: list[str] = field(default_factory=list)  # where it was left to another refresher
 
     @property
     def changed_anything(self) -> bool:

@@ -73,6 +73,13 @@ class Searcher:
             raise ModelUnavailableError("this search runs without a model (words only)")
         return models.get_embedder(auto_install=self._auto_install)
 
+    def has_model(self) -> bool:
+        try:
+            self.embedder()
+        except ModelUnavailableError:
+            return False
+        return True
+
     # -- operations ---------------------------------------------------------------------
 
     def refresh(
@@ -80,16 +87,14 @@ class Searcher:
     ) -> RefreshStats:
         """Bring every collection's index up to date; `embed=False` leaves vectors for later.
 
-        `wait=False`: where another process is refreshing a collection, leave it to that
-        process (its root is listed in `busy`) instead of waiting.
+        `wait=False`: where a rebuild or another process is at work on a collection, leave
+        it to them (`busy` says where and why) instead of waiting.
         """
         embedder = self.embedder() if embed else None
         total = RefreshStats()
         for c in self._rediscover():
             s = c.refresh(embedder, progress, wait=wait)
-            if s is None:
-                total.busy.append(str(c.root))
-                continue
+            total.busy.extend(s.busy)
             for name in (
                 "added",
                 "changed",
@@ -104,9 +109,19 @@ class Searcher:
         return total
 
     def search(
-        self, query: str, k: int = 8, mode: str = "hybrid", *, refresh: bool = True
+        self,
+        query: str,
+        k: int = 8,
+        mode: str = "hybrid",
+        *,
+        refresh: bool = True,
+        progress: ProgressFn | None = None,
     ) -> SearchResults:
-        """The k best passages for `query`, after a refresh (`refresh=False`: as indexed)."""
+        """The k best passages for `query`, after a refresh (`refresh=False`: as indexed).
+
+        A refresh under way in this process is waited for; a rebuild or another process's
+        refresh is not: the answer then comes from the last snapshot and says so.
+        """
         if mode not in MODES:
             raise InvalidArgumentError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
         if not isinstance(k, int) or isinstance(k, bool) or k < 1:
@@ -128,11 +143,7 @@ class Searcher:
                 notices.append(f"модель недоступна ({e}); ответ только по словам")
                 mode = "lex"
         if refresh:
-            busy = self.refresh(embed=embedder is not None, wait=False).busy
-            notices += [
-                f"{root}: индекс обновляется другим процессом; ответ по последнему снимку"
-                for root in busy
-            ]
+            notices += self.refresh(embed=embedder is not None, progress=progress, wait=False).busy
         qvec = embedder.embed([query], query=True)[0] if embedder is not None else None
         match = textnorm.fts_match(textnorm.query_terms(query))
         n = k if mode != "hybrid" else max(k, FUSION_CANDIDATES)

@@ -71,20 +71,21 @@ def test_kill_9_at_random_points_never_corrupts(tmp_path: Path, env, tiny_embedd
     _make_notes(root, 300)
     db_path = root / ".memo" / "index.db"
     rng = random.Random(7)
-    kills = 0
-    for round_ in range(22):
+    kills = round_ = 0
+    while kills < 20:  # until 20 indexers really died mid-work
+        round_ += 1
+        assert round_ < 80, f"only {kills} of {round_} indexers were still at work when killed"
         # New work for every indexer: edits everywhere, additions, a deletion.
         _make_notes(root, 300 + round_, salt=f"r{round_}")
         (root / f"d{round_ % 7}" / f"note{round_}.md").unlink(missing_ok=True)
         proc = _memo("index", str(root), env=env)
-        time.sleep(rng.uniform(0.3, 1.2))
+        time.sleep(rng.uniform(0.2, 1.0))
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
             kills += 1
         proc.wait()
         if db_path.exists():
             check_consistent(db_path)
-    assert kills >= 12  # most rounds really died mid-work
     with Searcher(root, embedder=tiny_embedder) as s:
         s.refresh()
         st = s.status()[0]

@@ -1,0 +1,244 @@
+"""`memo-mcp`: memo's MCP server (stdio), a thin layer over `memo_core.api`.
+
+Every tool calls the same engine functions as the `memo` CLI, so the two never disagree.
+Engine work (model load, first index of a big collection) runs on worker threads, so the
+server keeps answering other requests; its progress goes to the client as progress
+notifications when the client asked for them (a `progressToken`).
+
+Errors: an engine `MemoError` becomes the tool result's text as it is (`isError: true`);
+bad or missing arguments and unknown tools get readable texts (see `MemoServer.call_tool`).
+Nothing is printed at import time: stdout carries JSON-RPC only.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field, ValidationError
+
+from memo_core import __version__, api
+from memo_core.errors import MemoError, NoCollectionError, PathNotFoundError
+from memo_core.indexer import Progress
+from memo_core.searcher import MAX_K
+
+log = logging.getLogger("memo_mcp")
+
+INSTRUCTIONS = (
+    "memo searches the user's folders of Markdown notes (Russian and English) "
+    "by words and by meaning.\n"
+    "Call memo_search with the notes folder (e.g. ~/notes) and a question; "
+    "each hit is `path:line  heading` and the passage."
+)
+
+# Progress notifications at most this often (the index reports every ~256 chunks).
+PROGRESS_INTERVAL_S = 0.25
+
+PathArg = Annotated[
+    str,
+    Field(
+        description="Folder of Markdown notes, or a folder of such folders: absolute, ~/..., "
+        "or relative to the server's working directory. E.g. ~/notes"
+    ),
+]
+
+T = TypeVar("T")
+
+
+class MemoServer(MCPServer):
+    """MCPServer with the texts SPEC.md asks for on unknown tools and bad arguments."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context | None = None
+    ) -> Any:
+        if name not in {t.name for t in await self.list_tools()}:
+            raise ToolError(f"unknown tool: {name}")
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise  # a crash: the SDK logs it and tells the client only the tool's name
+        except ToolError as e:
+            cause = e.__cause__
+            if isinstance(cause, ValidationError):
+                raise ToolError(_arguments_text(name, cause)) from cause
+            if isinstance(cause, ToolError):
+                # Ours (an engine error): its text alone, without the SDK's prefix.
+                raise ToolError(str(cause)) from cause
+            raise
+
+
+def _arguments_text(tool: str, err: ValidationError) -> str:
+    """`memo_search: missing argument "path" (...)` and the like, one line per problem."""
+    lines = []
+    for e in err.errors():
+        field = ".".join(str(p) for p in e["loc"]) or "arguments"
+        if e["type"] == "missing":
+            lines.append(f'{tool}: missing required argument "{field}"')
+        else:
+            got = repr(e.get("input"))
+            got = got if len(got) <= 60 else got[:57] + "..."
+            lines.append(f'{tool}: bad value for "{field}": {e["msg"]} (got {got})')
+    return "\n".join(lines) + f"\n{_USAGE[tool]}"
+
+
+_USAGE = {
+    "memo_search": 'usage: {"path": "~/notes", "query": "what to find", '
+    f'"k": 1..{MAX_K} (default 8), "mode": "hybrid" | "lex" | "vec" (default "hybrid")}}',
+    "memo_status": 'usage: {"path": "~/notes"}',
+    "memo_reindex": 'usage: {"path": "~/notes"}',
+}
+
+
+class ProgressBridge:
+    """An engine ProgressFn (called on a worker thread) that sends MCP progress.
+
+    MCP wants `progress` to grow with every notification; the engine reports stages (index,
+    then embed, per collection) that each count from zero. So `progress` is the work done
+    in all stages so far, and `total` is that plus what the current stage still has to do.
+    """
+
+    def __init__(self, ctx: Context, what: str) -> None:
+        self.ctx = ctx
+        self.what = what
+        self._stage: tuple[object, ...] | None = None
+        self._base = 0  # work done in finished stages
+        self._last_done = 0
+        self._last_sent = 0.0
+        self._sent = -1.0
+
+    def __call__(self, p: Progress) -> None:
+        if p.phase == "embed":
+            done, total, unit = p.chunks_done, p.chunks_total or 0, "chunks embedded"
+        else:
+            done, total, unit = p.files_done, p.files_total, "files indexed"
+        stage = (p.phase, p.started, p.files_total, p.chunks_total)
+        if stage != self._stage or done < self._last_done:
+            if self._stage is not None:
+                self._base += self._last_done
+            self._stage = stage
+        self._last_done = done
+        now = time.monotonic()
+        final = done >= total
+        if not final and now - self._last_sent < PROGRESS_INTERVAL_S:
+            return
+        progress = float(self._base + done)
+        if progress <= self._sent:
+            return
+        self._last_sent, self._sent = now, progress
+        message = f"{self.what}: {done}/{total} {unit}"
+        try:
+            anyio.from_thread.run(
+                self.ctx.report_progress, progress, float(self._base + total), message
+            )
+        except Exception as e:  # a lost notification must never stop the index
+            log.debug("progress notification failed: %r", e)
+
+
+async def _run(path: str, fn: Callable[[], T]) -> T:
+    """Run blocking engine work off the event loop; MemoError becomes the tool's error text."""
+
+    def call() -> T:
+        try:
+            return fn()
+        except MemoError as e:
+            raise ToolError(_error_text(e, path)) from e
+
+    return await anyio.to_thread.run_sync(call)
+
+
+def _error_text(e: MemoError, path: str) -> str:
+    text = str(e)
+    relative = path.strip() and not os.path.isabs(os.path.expanduser(path.strip()))
+    if isinstance(e, (PathNotFoundError, NoCollectionError)) and relative:
+        # The agent cannot know where the server runs: say so.
+        text += (
+            f"\n(a relative path is taken from memo-mcp's working directory, {os.getcwd()}; "
+            "pass an absolute path such as /home/me/notes or ~/notes)"
+        )
+    return text
+
+
+def build_server() -> MemoServer:
+    server = MemoServer(
+        name="memo",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+    )
+    read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+    @server.tool(
+        name="memo_search",
+        title="Search notes",
+        description="Search Markdown notes by words and meaning; returns path:line, heading, text.",
+        annotations=read_only,
+        structured_output=False,
+    )
+    async def memo_search(
+        path: PathArg,
+        query: Annotated[
+            str,
+            Field(min_length=1, description="What to look for, in any words or language"),
+        ],
+        ctx: Context,
+        k: Annotated[int, Field(ge=1, le=MAX_K, description="How many passages")] = 8,
+        mode: Annotated[
+            Literal["hybrid", "lex", "vec"],
+            Field(description="hybrid: words + meaning; lex: words only; vec: meaning only"),
+        ] = "hybrid",
+    ) -> str:
+        progress = ProgressBridge(ctx, f"indexing {path}")
+        return await _run(path, lambda: api.search_text(path, query, k, mode, progress=progress))
+
+    @server.tool(
+        name="memo_status",
+        title="Index status",
+        description="Files, chunks and last index time of each notes collection under a path.",
+        annotations=read_only,
+        structured_output=False,
+    )
+    async def memo_status(path: PathArg) -> str:
+        return await _run(path, lambda: api.status_text(path))
+
+    @server.tool(
+        name="memo_reindex",
+        title="Rebuild index",
+        description="Rebuild the search index of the notes under a path from scratch.",
+        annotations=ToolAnnotations(
+            read_only_hint=False,
+            destructive_hint=False,
+            idempotent_hint=True,
+            open_world_hint=False,
+        ),
+        structured_output=False,
+    )
+    async def memo_reindex(path: PathArg, ctx: Context) -> str:
+        progress = ProgressBridge(ctx, f"reindexing {path}")
+
+        return await _run(path, lambda: api.reindex_text(path, progress=progress))
+
+    return server
+
+
+def main() -> None:
+    """Console script `memo-mcp`: serve on stdio until the client closes the pipe."""
+    try:
+        build_server().run("stdio")
+    except KeyboardInterrupt:
+        pass
+    finally:
+        api.close_all()
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,332 @@
+"""memo-mcp through the SDK's own clients: in-process (`Client(server)`) and over stdio.
+
+Covers what raw lines cannot easily show: tool metadata, progress notifications, lazy
+loading, concurrency (two searches; a search during a reindex) and a server that keeps
+answering while a slow first index runs.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import numpy as np
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp_helpers import MEMO_MCP, line_of, make_notes, server_env
+
+import memo_core
+from memo_core import api, models
+from memo_core.embedder import Embedder, load_model_dir
+from memo_core.indexer import Progress
+from memo_mcp import server as memo_server
+
+WORDS = "томаты полив малина restic restore backup кабачки грядка".split()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_engine() -> Iterator[None]:
+    """Each test opens its own collections and closes them after."""
+    yield
+    api.close_all()
+
+
+@pytest.fixture
+def tiny_model(tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("MEMO_MODEL_DIR", str(tiny_model_dir))
+    return tiny_model_dir
+
+
+def client() -> Client:
+    return Client(memo_server.build_server(), mode="legacy")
+
+
+def text_of(result) -> str:
+    assert [c.type for c in result.content] == ["text"]
+    return result.content[0].text
+
+
+def big_notes(root: Path, files: int = 120) -> Path:
+    """`files` notes of three sections each: enough chunks for several index batches."""
+    root.mkdir(parents=True)
+    for i in range(files):
+        (root / f"note{i:03}.md").write_text(
+            f"# Заметка {i}\n\nГрядка {i}: томаты и полив.\n\n"
+            f"## Малина {i}\n\nМалина {i} растёт у забора.\n\n"
+            f"## Backup {i}\n\nrestic backup number {i}.\n",
+            encoding="utf-8",
+        )
+    return root
+
+
+class GatedEmbedder(Embedder):
+    """A real (tiny) model whose note embedding waits for `gate`, to make an index slow."""
+
+    def __init__(self, inner: Embedder, delay: float = 0.0) -> None:
+        self.inner, self.delay = inner, delay
+        self.model_id, self.dim, self.batch_size = inner.model_id, inner.dim, inner.batch_size
+        self.entered = threading.Event()
+        self.gate = threading.Event()
+
+    def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        if not query:
+            self.entered.set()
+            assert self.gate.wait(30), "the test never opened the gate"
+            time.sleep(self.delay)
+        return self.inner.embed_batch(texts, query=query)
+
+
+@pytest.fixture
+def gated(tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> GatedEmbedder:
+    emb = GatedEmbedder(load_model_dir(tiny_model_dir))
+    monkeypatch.setattr(models, "get_embedder", lambda **kw: emb)
+    return emb
+
+
+# -- metadata -----------------------------------------------------------------------------
+
+
+async def test_server_identity_and_instructions() -> None:
+    async with client() as c:
+        assert c.server_info.name == "memo"
+        assert c.server_info.version == memo_core.__version__
+        lines = c.instructions.splitlines()
+        assert len(lines) == 2 and "memo_search" in lines[1]
+
+
+async def test_tool_metadata_is_short_and_annotated() -> None:
+    async with client() as c:
+        tools = {t.name: t for t in (await c.list_tools()).tools}
+    assert list(tools) == ["memo_search", "memo_status", "memo_reindex"]
+    for t in tools.values():
+        assert t.title and len(t.description) <= 100, t
+        assert t.annotations.open_world_hint is False
+        for prop in t.input_schema["properties"].values():
+            assert prop["description"]
+    assert tools["memo_search"].annotations.read_only_hint is True
+    assert tools["memo_status"].annotations.read_only_hint is True
+    reindex = tools["memo_reindex"].annotations
+    assert reindex.read_only_hint is False
+    assert reindex.idempotent_hint is True and reindex.destructive_hint is False
+
+
+async def test_initialize_loads_nothing_heavy(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+
+    def spy(name, real):
+        def wrapped(*a, **kw):
+            calls.append(name)
+            return real(*a, **kw)
+
+        return wrapped
+
+    monkeypatch.setattr(models, "get_embedder", spy("model", models.get_embedder))
+    monkeypatch.setattr(api, "searcher_for", spy("index", api.searcher_for))
+    started = time.monotonic()
+    async with client() as c:
+        await c.list_tools()
+    assert time.monotonic() - started < 5
+    assert calls == []
+
+
+# -- errors -------------------------------------------------------------------------------
+
+
+async def test_engine_errors_keep_their_own_text(notes: Path) -> None:
+    async with client() as c:
+        r = await c.call_tool("memo_search", {"path": str(notes), "query": "   "})
+        assert r.is_error and text_of(r) == "the query is empty: say what to look for"
+        r = await c.call_tool("memo_search", {"path": str(notes), "query": "soup", "mode": "vec"})
+        assert r.is_error
+        assert text_of(r).startswith("vector search needs a model: ")
+        assert "Use mode 'lex' or 'hybrid'" in text_of(r)
+
+
+async def test_without_model_hybrid_answers_by_words_and_says_so(notes: Path) -> None:
+    async with client() as c:
+        r = await c.call_tool("memo_search", {"path": str(notes), "query": "borscht"})
+    assert not r.is_error
+    text = text_of(r)
+    assert text.startswith("(модель недоступна (")
+    assert f"{notes / 'cooking' / 'soup.md'}:1  Soup recipe" in text
+
+
+async def test_a_crash_is_an_error_result_without_its_details(
+    notes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def boom(path: str) -> str:
+        raise RuntimeError("secret internals")
+
+    monkeypatch.setattr(api, "status_text", boom)
+    async with client() as c:
+        r = await c.call_tool("memo_status", {"path": str(notes)})
+    assert r.is_error and text_of(r) == "Error executing tool memo_status"
+
+
+# -- progress -----------------------------------------------------------------------------
+
+
+async def test_first_index_reports_progress(tmp_path: Path, tiny_model: Path) -> None:
+    notes = big_notes(tmp_path / "notes")
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    async with client() as c:
+        r = await c.call_tool(
+            "memo_search", {"path": str(notes), "query": "малина 7"}, progress_callback=on_progress
+        )
+    assert not r.is_error, text_of(r)
+    assert len(seen) >= 2, seen
+    values = [p for p, _, _ in seen]
+    assert values == sorted(set(values))  # strictly increasing
+    assert seen[-1][:2] == (120, 120)
+    assert seen[-1][2] == f"indexing {notes}: 120/120 files indexed"
+
+
+async def test_progress_grows_across_stages(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Index then embed, in two collections: MCP progress never goes back."""
+    monkeypatch.setattr(memo_server, "PROGRESS_INTERVAL_S", 0.0)
+    sent: list[tuple[float, float | None, str | None]] = []
+
+    class Ctx:
+        async def report_progress(self, progress, total=None, message=None) -> None:
+            sent.append((progress, total, message))
+
+    bridge = memo_server.ProgressBridge(Ctx(), "x")  # type: ignore[arg-type]
+
+    def feed() -> None:
+        for started in (1.0, 2.0):  # two collections
+            p = Progress("index", 0, 4, 0, None, started)
+            for done in (2, 4):
+                p.files_done = done
+                bridge(p)
+            e = Progress("embed", 0, 0, 0, 10, started)
+            for done in (5, 10):
+                e.chunks_done = done
+                bridge(e)
+
+    await anyio.to_thread.run_sync(feed)
+    assert [s[0] for s in sent] == [2, 4, 9, 14, 16, 18, 23, 28]
+    assert [s[1] for s in sent] == [4, 4, 14, 14, 18, 18, 28, 28]
+    assert sent[-1][2] == "x: 10/10 chunks embedded"
+
+
+# -- concurrency --------------------------------------------------------------------------
+
+
+async def test_server_answers_while_a_first_index_runs(
+    tmp_path: Path, gated: GatedEmbedder
+) -> None:
+    slow = big_notes(tmp_path / "slow", files=10)
+    other = make_notes(tmp_path / "other")
+    results: dict[str, object] = {}
+    async with client() as c:
+
+        async def search() -> None:
+            results["search"] = await c.call_tool(
+                "memo_search", {"path": str(slow), "query": "малина 3"}
+            )
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(search)
+            assert await anyio.to_thread.run_sync(gated.entered.wait, 10)
+            with anyio.fail_after(5):  # the index is stuck, the server is not
+                assert len((await c.list_tools()).tools) == 3
+                r = await c.call_tool("memo_status", {"path": str(other)})
+                assert not r.is_error and text_of(r).endswith("индекс нет")
+            assert "search" not in results
+            gated.gate.set()
+    r = results["search"]
+    assert not r.is_error
+    assert f"{slow / 'note003.md'}:5  Заметка 3 > Малина 3" in text_of(r)
+
+
+async def test_two_searches_at_once(tmp_path: Path, tiny_model: Path) -> None:
+    notes = make_notes(tmp_path)
+    garden, backup = notes / "garden.md", notes / "home" / "backup.md"
+    out: dict[str, str] = {}
+    async with client() as c:
+
+        async def search(query: str) -> None:
+            r = await c.call_tool("memo_search", {"path": str(notes), "query": query, "k": 1})
+            out[query] = text_of(r)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(search, "малина")
+            tg.start_soon(search, "restore")
+    assert out["малина"].startswith(f"{garden}:{line_of(garden, '## Обрезка малины')}  ")
+    assert out["restore"].startswith(f"{backup}:{line_of(backup, '## Restore drill')}  ")
+
+
+async def test_search_during_reindex(tmp_path: Path, gated: GatedEmbedder) -> None:
+    notes = big_notes(tmp_path / "notes", files=10)
+    gated.gate.set()
+    order: list[str] = []
+    async with client() as c:
+        first = await c.call_tool("memo_search", {"path": str(notes), "query": "малина 3"})
+        assert not first.is_error
+        gated.gate.clear()
+        gated.entered.clear()
+
+        async def reindex() -> None:
+            r = await c.call_tool("memo_reindex", {"path": str(notes)})
+            assert (r.is_error, text_of(r)) == (False, "переиндексировано файлов: 10")
+            order.append("reindex")
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(reindex)
+            try:
+                assert await anyio.to_thread.run_sync(gated.entered.wait, 10)
+                with anyio.fail_after(10):
+                    r = await c.call_tool("memo_search", {"path": str(notes), "query": "малина 3"})
+                order.append("search")
+            finally:
+                gated.gate.set()
+    assert order == ["search", "reindex"]
+    # The old index answered meanwhile (after a notice that it is being rebuilt).
+    assert not r.is_error
+    assert text_of(r).endswith(text_of(first))
+
+
+# -- the SDK's stdio client against the real console script -------------------------------
+
+
+async def test_sdk_stdio_client(tmp_path: Path, tiny_model_dir: Path) -> None:
+    """The SDK's default client (it negotiates the newest protocol it can) over stdio."""
+    notes = make_notes(tmp_path)
+    garden = notes / "garden.md"
+    params = StdioServerParameters(
+        command=str(MEMO_MCP), env=server_env(tmp_path, tiny_model_dir), cwd=tmp_path
+    )
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    async with Client(params) as c:
+        assert c.server_info.name == "memo"
+        assert c.server_info.version == memo_core.__version__
+        assert [t.name for t in (await c.list_tools()).tools] == [
+            "memo_search",
+            "memo_status",
+            "memo_reindex",
+        ]
+        r = await c.call_tool(
+            "memo_search",
+            {"path": "notes", "query": "малина", "k": 1},
+            progress_callback=on_progress,
+        )
+        assert not r.is_error, text_of(r)
+        assert text_of(r) == (
+            f"{garden}:13  Сад > Обрезка малины\nСтарые побеги малины вырезаю осенью под корень.\n"
+        )
+        assert seen == [(2, 2, "indexing notes: 2/2 files indexed")]
+        r = await c.call_tool("memo_reindex", {"path": str(notes)})
+        assert text_of(r) == "переиндексировано файлов: 2"
+        r = await c.call_tool("memo_nope", {})
+        assert r.is_error and text_of(r) == "unknown tool: memo_nope"
