@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -51,6 +52,7 @@ class Collection:
         self._file_lock = FileLock(self.db_path.with_name(LOCK_FILE))
         self._writer: Store | None = None
         self._rebuilding = False
+        self._refreshed_at: float | None = None
 
     def close(self) -> None:
         with self._refresh_lock, self._lock:
@@ -114,7 +116,9 @@ class Collection:
             if busy:
                 return RefreshStats(busy=[f"{self.root}: {busy}"])
             with self._sqlite_errors():
-                return Indexer(self.root, self._writing(), embedder).refresh(progress)
+                stats = Indexer(self.root, self._writing(), embedder).refresh(progress)
+            self._refreshed_at = time.time()
+            return stats
 
     def lex(self, match: str, limit: int) -> list[tuple[int, float]]:
         with self._reading() as store:
@@ -157,6 +161,8 @@ class Collection:
                 notes=s.notes(),
                 index_path=str(self.db_path),
                 location_note=self.location_note,
+                fingerprint=s.fingerprint(),
+                refreshed_at=max(self._refreshed_at or 0.0, float(updated or 0.0)) or None,
             )
 
     def rebuild(self, embedder: Embedder | None, progress: ProgressFn | None) -> int:

@@ -46,6 +46,9 @@ def format_status(statuses: Sequence[CollectionStatus]) -> str:
             line += f", пропущено файлов {s.skipped}"
         if s.chunks_without_vectors:
             line += f", без векторов {s.chunks_without_vectors}"
+        line += f", отпечаток {s.fingerprint}, проверено {iso_time(s.refreshed_at)}"
+        if s.location_note:
+            line += f" ({s.location_note})"
         lines.append(line)
     return "\n".join(lines)
 

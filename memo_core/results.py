@@ -38,3 +38,5 @@ class CollectionStatus:
     notes: list[tuple[str, str]]  # (path, why skipped or cut)
     index_path: str
     location_note: str | None  # set when the index could not live in the collection folder
+    fingerprint: str  # changes exactly when indexed content changes (a cheap change token)
+    refreshed_at: float | None  # unix time of the last refresh that found it up to date

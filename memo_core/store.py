@@ -7,6 +7,7 @@ of many Python builds cannot load extensions. Every change goes through `write()
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -271,6 +272,13 @@ class Store:
         ).fetchone()
         chunks = self._scalar("SELECT count(*) FROM chunks")
         return total - skipped, chunks, skipped  # type: ignore[return-value]
+
+    def fingerprint(self) -> str:
+        """A digest of every indexed file's path and content: equal iff the content is."""
+        h = hashlib.blake2b(digest_size=12)
+        for path, digest in self.db.execute("SELECT path, hash FROM files ORDER BY path"):
+            h.update(f"{path}\x00{digest}\n".encode())
+        return h.hexdigest()
 
     def notes(self) -> list[tuple[str, str]]:
         """(path, note) of every file that was skipped or cut."""

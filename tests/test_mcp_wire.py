@@ -27,9 +27,10 @@ from mcp_helpers import (
 import memo_core
 
 HIT = re.compile(r"^(/.+?):(\d+)  (.+)$")
+ISO = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[+-]\d\d:\d\d|Z)"
 STATUS = re.compile(
-    r"^(/.+): файлов (\d+), чанков (\d+), индекс "
-    r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[+-]\d\d:\d\d|Z))(, .+)?$"
+    rf"^(/.+): файлов (\d+), чанков (\d+), индекс ({ISO})(, без векторов \d+)?"
+    rf", отпечаток ([0-9a-f]{{24}}), проверено ({ISO})$"
 )
 
 
@@ -240,7 +241,7 @@ def test_lex_search_finds_english_note_by_word(wire: WireServer, notes: Path) ->
 
 def test_status_and_reindex_texts(wire: WireServer, notes: Path) -> None:
     before = wire.text("memo_status", {"path": str(notes)})
-    assert before == f"{notes}: файлов 0, чанков 0, индекс нет"
+    assert before.startswith(f"{notes}: файлов 0, чанков 0, индекс нет, отпечаток ")
     wire.text("memo_search", {"path": str(notes), "query": "малина"})
     status = wire.text("memo_status", {"path": str(notes)})
     m = STATUS.match(status)
@@ -249,12 +250,14 @@ def test_status_and_reindex_texts(wire: WireServer, notes: Path) -> None:
     assert int(m[3]) >= 5
     if DEFAULT_MODEL_READY:  # every chunk has its vector: nothing more to say
         assert m[5] is None, status
+    fingerprint = m[6]
     result = wire.tool("memo_reindex", {"path": str(notes)})
     assert result == {
         "content": [{"type": "text", "text": "переиндексировано файлов: 2"}],
         "isError": False,
     }
-    assert STATUS.match(wire.text("memo_status", {"path": str(notes)}))
+    after = STATUS.match(wire.text("memo_status", {"path": str(notes)}))
+    assert after and after[6] == fingerprint  # same content, same change token
 
 
 def test_status_lists_each_collection(wire: WireServer, tmp_path: Path) -> None:

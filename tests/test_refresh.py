@@ -148,3 +148,21 @@ def test_invalid_utf8_is_decoded_with_replacement(notes: Path) -> None:
     with Searcher(notes, use_model=False) as s:
         hit = s.search("cr me br l e", mode="lex")[0]
         assert hit.relpath == "latin1.md" and "\ufffd" in hit.text
+
+
+def test_fingerprint_is_a_change_token(notes: Path) -> None:
+    with Searcher(notes, use_model=False) as s:
+        s.refresh(embed=False)
+        first = s.status()[0]
+    with Searcher(notes, use_model=False) as s:  # stable across runs
+        s.refresh(embed=False)
+        assert s.status()[0].fingerprint == first.fingerprint
+        p = notes / "pets.md"
+        os.utime(p, ns=(p.stat().st_atime_ns, p.stat().st_mtime_ns + 10**9))
+        s.refresh(embed=False)
+        assert s.status()[0].fingerprint == first.fingerprint  # touched, not changed
+        p.write_text("# Pets\n\nchanged\n", encoding="utf-8")
+        s.refresh(embed=False)
+        changed = s.status()[0]
+        assert changed.fingerprint != first.fingerprint
+        assert changed.refreshed_at is not None and changed.refreshed_at >= first.updated_at
