@@ -15,6 +15,7 @@ from .formatting import format_hits, format_reindex, format_status
 from .model_install import install_default_model, is_installed, resolve_model_dir
 from .progress import ProgressBar
 from .searcher import MAX_K, MODES
+from .watch import watch
 
 
 def _search(a: argparse.Namespace) -> None:
@@ -46,6 +47,19 @@ def _index(a: argparse.Namespace) -> None:
     )
     for note in stats.notes:
         print(f"  {note}", file=sys.stderr)
+
+
+def _watch(a: argparse.Namespace) -> None:
+    searchers = [api.searcher_for(p) for p in a.paths]
+
+    def report(line: str) -> None:
+        print(line, flush=True)
+
+    try:
+        watch(searchers, report, debounce_ms=a.debounce)
+    except KeyboardInterrupt:
+        pass  # Ctrl-C is how a watch ends: not an error
+    print("stopped", flush=True)
 
 
 def _status(a: argparse.Namespace) -> None:
@@ -99,6 +113,11 @@ def build_parser() -> argparse.ArgumentParser:
     ip.add_argument("path", help="a notes folder, or a folder of them")
     ip.add_argument("--no-vectors", action="store_true", help="words only; vectors later")
     ip.set_defaults(func=_index)
+
+    wp = sub.add_parser("watch", help="re-index notes as they are saved (Ctrl-C stops)")
+    wp.add_argument("paths", nargs="+", metavar="PATH", help="notes folders to watch")
+    wp.add_argument("--debounce", type=int, default=300, help="ms to wait for quiet (300)")
+    wp.set_defaults(func=_watch)
 
     st = sub.add_parser("status", help="files, chunks and last update of each collection")
     st.add_argument("path", help="a notes folder, or a folder of them")
