@@ -7,7 +7,7 @@ import dataclasses
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from . import __version__, api
 from .errors import MemoError
@@ -94,6 +94,23 @@ def _model_info(a: argparse.Namespace) -> None:
         print(cfg.read_text(encoding="utf-8").strip())
 
 
+PATH_HELP = "a notes folder, or a folder of them"
+
+
+def _command(
+    sub: argparse._SubParsersAction,
+    name: str,
+    help_: str,
+    func: Callable[[argparse.Namespace], None],
+    path_help: str | None = PATH_HELP,
+) -> argparse.ArgumentParser:
+    p = sub.add_parser(name, help=help_, description=help_)
+    if path_help:
+        p.add_argument("path", help=path_help)
+    p.set_defaults(func=func)
+    return p
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="memo", description="Search folders of Markdown notes (words + meaning)."
@@ -101,32 +118,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"memo {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    sp = sub.add_parser("search", help="search notes (refreshes the index first)")
-    sp.add_argument("path", help="a notes folder, or a folder of them")
+    sp = _command(sub, "search", "search notes (refreshes the index first)", _search)
     sp.add_argument("query", help="what to look for, in any words or language")
     sp.add_argument("-k", type=int, default=8, help=f"how many passages (1..{MAX_K}, default 8)")
     sp.add_argument("--mode", choices=MODES, default="hybrid", help="default: hybrid")
     sp.add_argument("--json", action="store_true", help="machine-readable output")
-    sp.set_defaults(func=_search)
 
-    ip = sub.add_parser("index", help="bring the index up to date (with a progress bar)")
-    ip.add_argument("path", help="a notes folder, or a folder of them")
+    ip = _command(sub, "index", "bring the index up to date (with a progress bar)", _index)
     ip.add_argument("--no-vectors", action="store_true", help="words only; vectors later")
-    ip.set_defaults(func=_index)
 
-    wp = sub.add_parser("watch", help="re-index notes as they are saved (Ctrl-C stops)")
+    wp = _command(sub, "watch", "re-index notes as they are saved (Ctrl-C stops)", _watch, None)
     wp.add_argument("paths", nargs="+", metavar="PATH", help="notes folders to watch")
     wp.add_argument("--debounce", type=int, default=300, help="ms to wait for quiet (300)")
-    wp.set_defaults(func=_watch)
 
-    st = sub.add_parser("status", help="files, chunks and last update of each collection")
-    st.add_argument("path", help="a notes folder, or a folder of them")
+    st = _command(sub, "status", "files, chunks and last update of each collection", _status)
     st.add_argument("--json", action="store_true", help="machine-readable output")
-    st.set_defaults(func=_status)
 
-    rp = sub.add_parser("reindex", help="rebuild the index from scratch")
-    rp.add_argument("path", help="a notes folder, or a folder of them")
-    rp.set_defaults(func=_reindex)
+    _command(sub, "reindex", "rebuild the index from scratch", _reindex)
 
     mp = sub.add_parser("model", help="the embedding model")
     msub = mp.add_subparsers(dest="model_command", required=True, metavar="ACTION")
