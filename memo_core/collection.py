@@ -26,6 +26,7 @@ from .indexer import Indexer, ProgressFn, RefreshStats
 from .model_install import cache_dir
 from .results import CollectionStatus, Hit
 from .store import Store
+from .vectors import VectorCache
 
 LOCK_FILE = "refresh.lock"
 
@@ -53,6 +54,7 @@ class Collection:
         self._writer: Store | None = None
         self._rebuilding = False
         self._refreshed_at: float | None = None
+        self._vectors = VectorCache()
 
     def close(self) -> None:
         with self._refresh_lock, self._lock:
@@ -126,7 +128,8 @@ class Collection:
 
     def knn(self, vector: np.ndarray, limit: int) -> list[tuple[int, float]]:
         with self._reading() as store:
-            return store.knn(vector, limit)
+            self._vectors.sync(store)
+            return self._vectors.nearest(vector, limit)
 
     def hits(self, ranked: Sequence[tuple[int, float, tuple[str, ...]]]) -> list[Hit]:
         with self._reading() as store:

@@ -19,10 +19,9 @@ def resolve_path(path: str | os.PathLike[str]) -> Path:
     raw = os.fspath(path)
     if not raw.strip():
         raise PathNotFoundError("path is empty: give the folder of your notes, e.g. ~/notes")
-    p = Path(raw).expanduser()
-    try:
-        real = p.resolve(strict=True)
-    except (OSError, RuntimeError) as e:
+    try:  # RuntimeError: ~user with no such user, or a link loop; ValueError: a NUL
+        real = Path(raw).expanduser().resolve(strict=True)
+    except (OSError, RuntimeError, ValueError) as e:
         raise PathNotFoundError(
             f"path does not exist: {raw}; give an existing folder of notes, e.g. ~/notes"
         ) from e

@@ -8,6 +8,7 @@ of many Python builds cannot load extensions. Every change goes through `write()
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -22,8 +23,6 @@ from .errors import IndexLocationError, IndexStoreError
 from .schema import APP_ID, MIGRATIONS, SCHEMA_VERSION
 
 BUSY_TIMEOUT_MS = 10_000
-# vec0 refuses k above this; more than enough for fusion candidates.
-MAX_KNN = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,21 +94,26 @@ class Store:
     # -- schema -------------------------------------------------------------------------
 
     def _migrate(self) -> None:
-        version = self._scalar("PRAGMA user_version")
-        if version == 0 and self._scalar("SELECT count(*) FROM sqlite_master"):
-            raise IndexStoreError(
-                f"{self.path} is not a memo index; memo leaves it alone: move it away and retry"
-            )
-        if version > SCHEMA_VERSION:
-            raise IndexStoreError(
-                f"{self.path} was made by a newer memo (schema {version} > {SCHEMA_VERSION}); "
-                f"upgrade memo, or move {self.path.parent} away to rebuild it with this one"
-            )
+        if self._scalar("PRAGMA user_version") == SCHEMA_VERSION:
+            return  # the common case, without taking the write lock
+        # Checked again under the write lock: two processes may create the index at once.
         with self.write():
+            version = self._scalar("PRAGMA user_version")
+            if version == 0 and self._scalar("SELECT count(*) FROM sqlite_master"):
+                raise IndexStoreError(
+                    f"{self.path} is not a memo index; memo leaves it alone: move it away and retry"
+                )
+            if version > SCHEMA_VERSION:
+                raise IndexStoreError(
+                    f"{self.path} was made by a newer memo (schema {version} > {SCHEMA_VERSION}); "
+                    f"upgrade memo, or move {self.path.parent} away to rebuild it with this one"
+                )
             for v in range(version, SCHEMA_VERSION):
                 MIGRATIONS[v](self.db)
             if version == 0:
                 self.set_meta("app", APP_ID)
+                # Tells a reader's vector cache that this is another database, not an edit.
+                self.set_meta("generation", os.urandom(8).hex())
             self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     def _scalar(self, sql: str, params: Sequence[object] = ()) -> object:
@@ -292,16 +296,34 @@ class Store:
         )
         return [(cid, -score) for cid, score in rows]
 
-    def knn(self, vector: np.ndarray, limit: int) -> list[tuple[int, float]]:
-        """Chunk ids and cosine similarities of the nearest stored vectors."""
+    def data_version(self) -> int:
+        """Changes whenever another connection (thread or process) commits to this file."""
+        return self._scalar("PRAGMA data_version")  # type: ignore[return-value]
+
+    def vector_ids(self) -> np.ndarray:
         if not self._has_vec_table():
-            return []
-        rows = self.db.execute(
-            "SELECT rowid, distance FROM vec WHERE embedding MATCH ? AND k = ? ORDER BY distance",
-            (np.asarray(vector, np.float32).tobytes(), min(limit, MAX_KNN)),
-        )
-        # A zero query vector (nothing the model knows) has no cosine distance: no hits.
-        return [(cid, 1.0 - dist) for cid, dist in rows if dist is not None]
+            return np.empty(0, np.int64)
+        return np.fromiter((r[0] for r in self.db.execute("SELECT rowid FROM vec")), np.int64)
+
+    def all_vectors(self, dim: int) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk ids, float32 matrix of their vectors), one row each."""
+        if not self._has_vec_table():
+            return np.empty(0, np.int64), np.empty((0, dim), np.float32)
+        ids: list[int] = []
+        blobs: list[bytes] = []
+        for cid, blob in self.db.execute("SELECT rowid, embedding FROM vec"):
+            ids.append(cid)
+            blobs.append(blob)
+        matrix = np.frombuffer(b"".join(blobs), np.float32).reshape(len(ids), dim)
+        return np.array(ids, np.int64), matrix
+
+    def vectors(self, ids: np.ndarray, dim: int) -> np.ndarray:
+        """The stored vectors of these chunk ids, in that order."""
+        blobs = [
+            self.db.execute("SELECT embedding FROM vec WHERE rowid = ?", (int(i),)).fetchone()[0]
+            for i in ids
+        ]
+        return np.frombuffer(b"".join(blobs), np.float32).reshape(len(ids), dim)
 
     def chunk_rows(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
         if not ids:
