@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -22,6 +22,7 @@ from .discovery import INDEX_DIR, INDEX_FILE
 from .embedder import Embedder
 from .errors import IndexBusyError, IndexLocationError, IndexStoreError
 from .filelock import FileLock
+from .fusion import FUSION_CANDIDATES, fuse
 from .indexer import Indexer, ProgressFn, RefreshStats
 from .model_install import cache_dir
 from .results import CollectionStatus, Hit
@@ -122,17 +123,21 @@ class Collection:
             self._refreshed_at = time.time()
             return stats
 
-    def lex(self, match: str, limit: int) -> list[tuple[int, float]]:
-        with self._reading() as store:
-            return store.lex(match, limit)
-
-    def knn(self, vector: np.ndarray, limit: int) -> list[tuple[int, float]]:
-        with self._reading() as store:
-            self._vectors.sync(store)
-            return self._vectors.nearest(vector, limit)
-
-    def hits(self, ranked: Sequence[tuple[int, float, tuple[str, ...]]]) -> list[Hit]:
-        with self._reading() as store:
+    def search(self, match: str, qvec: np.ndarray | None, k: int, mode: str) -> list[Hit]:
+        """This collection's k best hits, all read from one snapshot, so a writer committing
+        meanwhile (another process's refresh) cannot remove a hit between its steps."""
+        n = k if mode != "hybrid" else max(k, FUSION_CANDIDATES)
+        with self._reading() as store, store.snapshot():
+            lex = store.lex(match, n) if mode != "vec" and match else []
+            vec: list[tuple[int, float]] = []
+            if qvec is not None:
+                self._vectors.sync(store)
+                vec = self._vectors.nearest(qvec, n)
+            if mode == "hybrid":
+                ranked = fuse(lex, vec)[:k]
+            else:
+                side = "lex" if mode == "lex" else "vec"
+                ranked = [(cid, score, (side,)) for cid, score in (lex or vec)]
             rows = store.chunk_rows([cid for cid, _, _ in ranked])
         return [
             Hit(
@@ -146,7 +151,6 @@ class Collection:
                 found_by=sides,
             )
             for cid, score, sides in ranked
-            if cid in rows
         ]
 
     def status(self) -> CollectionStatus:

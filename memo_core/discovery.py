@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import NoCollectionError, PathNotFoundError
@@ -77,17 +76,16 @@ def _subdirs(d: Path) -> list[Path]:
         return []
 
 
-@dataclass(frozen=True, slots=True)
-class FileStat:
-    mtime_ns: int
-    size: int
+# (mtime_ns, size): a plain tuple, since a walk makes one per file and compares them all.
+FileStat = tuple[int, int]
 
 
 def scan(root: Path) -> dict[str, FileStat]:
     """Every *.md file under `root` by '/'-separated relative path, with its mtime and size.
 
     Hidden folders are skipped; symlinks are followed only while they stay inside the root,
-    and each real folder is visited once, so link loops end.
+    and each real folder is visited once, so link loops end. This runs before every search,
+    so the loop is kept lean: most entries cost a d_type check, a suffix check and a stat.
     """
     found: dict[str, FileStat] = {}
     root_s = str(root)
@@ -102,16 +100,16 @@ def scan(root: Path) -> dict[str, FileStat]:
         with it:
             for e in it:
                 name = e.name
-                if name.startswith("."):
+                if name[0] == ".":
                     continue
                 try:
-                    if e.is_symlink():
-                        _follow_link(e, root_s, rel, seen_dirs, stack, found)
-                    elif e.is_dir(follow_symlinks=False):
+                    if e.is_dir(follow_symlinks=False):
                         stack.append((e.path, f"{rel}{name}/"))
-                    elif _is_md(name):
+                    elif e.is_symlink():
+                        _follow_link(e, root_s, rel, seen_dirs, stack, found)
+                    elif name[-3:].lower() == ".md":
                         st = e.stat(follow_symlinks=False)
-                        found[rel + name] = FileStat(st.st_mtime_ns, st.st_size)
+                        found[rel + name] = (st.st_mtime_ns, st.st_size)
                 except OSError:
                     continue
     return found
@@ -134,4 +132,4 @@ def _follow_link(
             stack.append((e.path, f"{rel}{e.name}/"))
     elif _is_md(e.name) and os.path.isfile(real):
         st = os.stat(real)
-        found[rel + e.name] = FileStat(st.st_mtime_ns, st.st_size)
+        found[rel + e.name] = (st.st_mtime_ns, st.st_size)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 DENSE_WEIGHT = 0.3
+# Hybrid fuses this many candidates from each side (at least k).
+FUSION_CANDIDATES = 50
 
 
 def minmax(scores: Sequence[tuple[int, float]]) -> dict[int, float]:

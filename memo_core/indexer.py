@@ -116,26 +116,20 @@ class Indexer:
         if self.embedder is not None:
             self.store.use_model(self.embedder.model_id, self.embedder.dim)
         scanned = scan(self.root)
-        known = self.store.file_states()
-        todo = [
-            (rel, st, known.get(rel))
-            for rel, st in scanned.items()
-            if (old := known.get(rel)) is None or (old.mtime_ns, old.size) != (st.mtime_ns, st.size)
-        ]
-        gone = [fs for rel, fs in known.items() if rel not in scanned]
-        prog = Progress("index", 0, len(todo), 0, None, t0)
-        for batch in self._batches(todo, stats):
-            self._write_batch(batch, stats)
-            prog.files_done += len(batch)
-            prog.chunks_done = stats.chunks_written
-            if progress:
-                progress(prog)
-        if gone:
-            with self.store.write():
-                for fs in gone:
-                    self.store.delete_file(fs.id)
-                self.store.mark_updated()
-            stats.deleted = len(gone)
+        known = self.store.file_stats()
+        if scanned != known:  # the common case, nothing changed, ends at this comparison
+            todo = [rel for rel, st in scanned.items() if known.get(rel) != st]
+            gone = [rel for rel in known if rel not in scanned]
+            prog = Progress("index", 0, len(todo), 0, None, t0)
+            for batch in self._batches(todo, scanned, stats):
+                self._write_batch(batch, stats)
+                prog.files_done += len(batch)
+                prog.chunks_done = stats.chunks_written
+                if progress:
+                    progress(prog)
+            if gone:
+                self._delete(gone)
+                stats.deleted = len(gone)
         if self.embedder is not None:
             self._fill_vectors(stats, progress, t0)
         stats.seconds = time.monotonic() - t0
@@ -143,19 +137,30 @@ class Indexer:
 
     # -- steps --------------------------------------------------------------------------
 
-    def _batches(self, todo: list, stats: RefreshStats) -> Iterator[list[_Prepared]]:
+    def _delete(self, gone: list[str]) -> None:
+        with self.store.write():
+            for rel in gone:
+                if (old := self.store.file_record(rel)) is not None:
+                    self.store.delete_file(old.id)
+            self.store.mark_updated()
+
+    def _batches(
+        self, todo: list[str], scanned: dict[str, FileStat], stats: RefreshStats
+    ) -> Iterator[list[_Prepared]]:
         """Read, hash and chunk files, yielding groups of about BATCH_CHUNKS chunks."""
         batch: list[_Prepared] = []
         size = 0
         touched: list[tuple[FileState, FileStat]] = []
-        for rel, st, old in todo:
+        for rel in todo:
+            st = scanned[rel]
+            old = self.store.file_record(rel)
             data, note = read_note(self.root / rel)
             h = _digest(data)
             if old is not None and old.hash == h and not note:
                 touched.append((old, st))  # only the stat changed
                 continue
             if note and note.startswith("skipped: unreadable"):
-                st = FileStat(-1, st.size)  # so the next refresh retries it
+                st = (-1, st[1])  # so the next refresh retries it
             chunks = (
                 []
                 if note and note.startswith("skipped")
@@ -173,7 +178,7 @@ class Indexer:
         if touched:
             with self.store.write():
                 for old, st in touched:
-                    self.store.touch_file(old.id, st.mtime_ns, st.size)
+                    self.store.touch_file(old.id, *st)
             stats.touched = len(touched)
 
     def _write_batch(self, batch: list[_Prepared], stats: RefreshStats) -> None:
@@ -182,7 +187,7 @@ class Indexer:
         store = self.store
         with store.write():
             for p in batch:
-                fid = store.upsert_file(p.rel, p.stat.mtime_ns, p.stat.size, p.hash, p.note)
+                fid = store.upsert_file(p.rel, *p.stat, p.hash, p.note)
                 old_ids: dict[str, list[int]] = {}
                 # Read inside the transaction, not from the walk's snapshot: another process
                 # may have indexed this file since, and its chunks must not be doubled.

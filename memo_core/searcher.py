@@ -12,15 +12,12 @@ from .collection import Collection
 from .discovery import discover, resolve_path
 from .embedder import Embedder
 from .errors import InvalidArgumentError, ModelUnavailableError
-from .fusion import fuse
 from .indexer import ProgressFn, RefreshStats
-from .results import CollectionStatus, Hit, SearchResults
+from .results import CollectionStatus, SearchResults
 
 Mode = Literal["hybrid", "lex", "vec"]
 MODES: tuple[str, ...] = ("hybrid", "lex", "vec")
 MAX_K = 100
-# Hybrid fuses this many candidates from each side (at least k).
-FUSION_CANDIDATES = 50
 MAX_QUERY_CHARS = 4000
 
 
@@ -146,17 +143,7 @@ class Searcher:
             notices += self.refresh(embed=embedder is not None, progress=progress, wait=False).busy
         qvec = embedder.embed([query], query=True)[0] if embedder is not None else None
         match = textnorm.fts_match(textnorm.query_terms(query))
-        n = k if mode != "hybrid" else max(k, FUSION_CANDIDATES)
-        hits: list[Hit] = []
-        for c in self.collections:
-            lex = c.lex(match, n) if mode != "vec" and match else []
-            vec = c.knn(qvec, n) if qvec is not None else []
-            if mode == "hybrid":
-                ranked = fuse(lex, vec)[:k]
-            else:
-                side = "lex" if mode == "lex" else "vec"
-                ranked = [(cid, s, (side,)) for cid, s in (lex or vec)]
-            hits.extend(c.hits(ranked))
+        hits = [h for c in self.collections for h in c.search(match, qvec, k, mode)]
         hits.sort(key=lambda h: (-h.score, h.path, h.line))
         return SearchResults(hits[:k], mode, notices)
 

@@ -47,6 +47,8 @@ class Store:
 
     def __init__(self, db_path: Path) -> None:
         self.path = db_path
+        self._stats: dict[str, tuple[int, int]] = {}
+        self._stats_key: tuple[int, int] | None = None
         try:
             db_path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -137,6 +139,15 @@ class Store:
             raise
         self.db.execute("COMMIT")
 
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """A read transaction: every query inside sees the same committed state."""
+        self.db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.db.execute("COMMIT")
+
     def replace_with(self, other: Store) -> None:
         """Make this database a copy of `other`, atomically (SQLite's online backup).
 
@@ -168,13 +179,26 @@ class Store:
 
     # -- files and chunks ---------------------------------------------------------------
 
-    def file_states(self) -> dict[str, FileState]:
-        return {
-            path: FileState(fid, mtime, size, h)
-            for fid, path, mtime, size, h in self.db.execute(
-                "SELECT id, path, mtime_ns, size, hash FROM files"
-            )
-        }
+    def file_stats(self) -> dict[str, tuple[int, int]]:
+        """(mtime_ns, size) of every indexed file by path; read-only for the caller.
+
+        Kept between calls while nobody (this connection or another) has committed, so a
+        refresh that finds nothing changed costs no query beyond that check.
+        """
+        key = (self.data_version(), self.db.total_changes())
+        if self._stats_key != key:
+            self._stats = {
+                path: (mtime, size)
+                for path, mtime, size in self.db.execute("SELECT path, mtime_ns, size FROM files")
+            }
+            self._stats_key = key
+        return self._stats
+
+    def file_record(self, path: str) -> FileState | None:
+        row = self.db.execute(
+            "SELECT id, mtime_ns, size, hash FROM files WHERE path = ?", (path,)
+        ).fetchone()
+        return FileState(*row) if row else None
 
     def touch_file(self, file_id: int, mtime_ns: int, size: int) -> None:
         self.db.execute(
@@ -203,7 +227,7 @@ class Store:
         )
 
     def delete_chunks(self, ids: Iterable[int]) -> None:
-        has_vec = self._has_vec_table()
+        has_vec = self.has_vec_table()
         for cid in ids:
             self.db.execute("DELETE FROM chunks WHERE id = ?", (cid,))
             self.db.execute("DELETE FROM fts WHERE rowid = ?", (cid,))
@@ -243,7 +267,7 @@ class Store:
 
     def vectors_for_hashes(self, hashes: Iterable[str]) -> dict[str, bytes]:
         """Stored vectors of chunks with these hashes, so unchanged text is never re-embedded."""
-        if not self._has_vec_table():
+        if not self.has_vec_table():
             return {}
         found: dict[str, bytes] = {}
         for h in hashes:
@@ -300,31 +324,6 @@ class Store:
         """Changes whenever another connection (thread or process) commits to this file."""
         return self._scalar("PRAGMA data_version")  # type: ignore[return-value]
 
-    def vector_ids(self) -> np.ndarray:
-        if not self._has_vec_table():
-            return np.empty(0, np.int64)
-        return np.fromiter((r[0] for r in self.db.execute("SELECT rowid FROM vec")), np.int64)
-
-    def all_vectors(self, dim: int) -> tuple[np.ndarray, np.ndarray]:
-        """(chunk ids, float32 matrix of their vectors), one row each."""
-        if not self._has_vec_table():
-            return np.empty(0, np.int64), np.empty((0, dim), np.float32)
-        ids: list[int] = []
-        blobs: list[bytes] = []
-        for cid, blob in self.db.execute("SELECT rowid, embedding FROM vec"):
-            ids.append(cid)
-            blobs.append(blob)
-        matrix = np.frombuffer(b"".join(blobs), np.float32).reshape(len(ids), dim)
-        return np.array(ids, np.int64), matrix
-
-    def vectors(self, ids: np.ndarray, dim: int) -> np.ndarray:
-        """The stored vectors of these chunk ids, in that order."""
-        blobs = [
-            self.db.execute("SELECT embedding FROM vec WHERE rowid = ?", (int(i),)).fetchone()[0]
-            for i in ids
-        ]
-        return np.frombuffer(b"".join(blobs), np.float32).reshape(len(ids), dim)
-
     def chunk_rows(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
         if not ids:
             return {}
@@ -338,7 +337,7 @@ class Store:
             )
         }
 
-    def _has_vec_table(self) -> bool:
+    def has_vec_table(self) -> bool:
         return bool(
             self._scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vec'")
         )

@@ -30,14 +30,14 @@ class VectorCache:
         dim = int(store.get_meta("vec_dim") or 0)
         if key != self._key or self.matrix.shape[1] != dim:
             # Another database (rebuilt) or another model: ids may mean other texts now.
-            self.ids, self.matrix = store.all_vectors(dim)
+            self.ids, self.matrix = _all_vectors(store, dim)
         else:
-            now = store.vector_ids()
+            now = _vector_ids(store)
             keep = np.isin(self.ids, now)
             added = np.setdiff1d(now, self.ids, assume_unique=True)
             if not keep.all() or len(added):
                 self.ids = np.concatenate([self.ids[keep], added])
-                self.matrix = np.vstack([self.matrix[keep], store.vectors(added, dim)])
+                self.matrix = np.vstack([self.matrix[keep], _vectors(store, added, dim)])
         self._version, self._key = version, key
 
     def nearest(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
@@ -49,3 +49,30 @@ class VectorCache:
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
         return [(int(self.ids[i]), float(scores[i])) for i in top]
+
+
+def _vector_ids(store: Store) -> np.ndarray:
+    if not store.has_vec_table():
+        return np.empty(0, np.int64)
+    return np.fromiter((r[0] for r in store.db.execute("SELECT rowid FROM vec")), np.int64)
+
+
+def _all_vectors(store: Store, dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """(chunk ids, float32 matrix of their vectors), one row each."""
+    if not store.has_vec_table():
+        return np.empty(0, np.int64), np.empty((0, dim), np.float32)
+    ids: list[int] = []
+    blobs: list[bytes] = []
+    for cid, blob in store.db.execute("SELECT rowid, embedding FROM vec"):
+        ids.append(cid)
+        blobs.append(blob)
+    return np.array(ids, np.int64), np.frombuffer(b"".join(blobs), np.float32).reshape(-1, dim)
+
+
+def _vectors(store: Store, ids: np.ndarray, dim: int) -> np.ndarray:
+    """The stored vectors of these chunk ids, in that order (vec0 point lookups)."""
+    blobs = [
+        store.db.execute("SELECT embedding FROM vec WHERE rowid = ?", (int(i),)).fetchone()[0]
+        for i in ids
+    ]
+    return np.frombuffer(b"".join(blobs), np.float32).reshape(len(ids), dim)

@@ -12,11 +12,13 @@ Nothing is printed at import time: stdout carries JSON-RPC only.
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
@@ -28,9 +30,15 @@ from mcp.types import ToolAnnotations
 from pydantic import Field, ValidationError
 
 from memo_core import __version__, api
+from memo_core.confine import allowed_roots, confine
 from memo_core.errors import MemoError, NoCollectionError, PathNotFoundError
 from memo_core.indexer import Progress
 from memo_core.searcher import MAX_K
+from memo_mcp.completions import register_completions
+from memo_mcp.http import add_http_options, http_config, serve_http
+from memo_mcp.prompts import register_prompts
+from memo_mcp.resources import CollectionCache, register_resources
+from memo_mcp.stdio_guard import serve_stdio
 
 log = logging.getLogger("memo_mcp")
 
@@ -56,7 +64,16 @@ T = TypeVar("T")
 
 
 class MemoServer(MCPServer):
-    """MCPServer with the texts SPEC.md asks for on unknown tools and bad arguments."""
+    """MCPServer with the texts SPEC.md asks for on unknown tools and bad arguments.
+
+    `roots`: the only folders its tools may touch (see `memo_core.confine`).
+    """
+
+    roots: list[Path]
+
+    async def run_stdio_async(self) -> None:
+        # The SDK's stdio transport, with lines it would drop in silence answered (-32700/-32600).
+        await serve_stdio(self._lowlevel_server)
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context | None = None
@@ -144,12 +161,17 @@ class ProgressBridge:
             log.debug("progress notification failed: %r", e)
 
 
-async def _run(path: str, fn: Callable[[], T]) -> T:
-    """Run blocking engine work off the event loop; MemoError becomes the tool's error text."""
+async def _run(path: str, roots: list[Path], fn: Callable[[str], T]) -> T:
+    """Run `fn(real path)` off the event loop once `path` is confined to `roots`.
+
+    Every tool goes through here: `path` is resolved (~, relative, .., symlinks) and checked
+    against the allowed roots before the engine sees it. MemoError (OutsideRootsError too)
+    becomes the tool's error text.
+    """
 
     def call() -> T:
         try:
-            return fn()
+            return fn(str(confine(path, roots)))
         except MemoError as e:
             raise ToolError(_error_text(e, path)) from e
 
@@ -168,12 +190,15 @@ def _error_text(e: MemoError, path: str) -> str:
     return text
 
 
-def build_server() -> MemoServer:
+def build_server(roots: list[Path] | None = None) -> MemoServer:
+    """The server; its tools touch only `roots` (default: MEMO_ROOTS, else the home folder)."""
+    roots = allowed_roots() if roots is None else list(roots)
     server = MemoServer(
         name="memo",
         version=__version__,
         instructions=INSTRUCTIONS,
     )
+    server.roots = roots
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
     @server.tool(
@@ -197,7 +222,9 @@ def build_server() -> MemoServer:
         ] = "hybrid",
     ) -> str:
         progress = ProgressBridge(ctx, f"indexing {path}")
-        return await _run(path, lambda: api.search_text(path, query, k, mode, progress=progress))
+        return await _run(
+            path, roots, lambda p: api.search_text(p, query, k, mode, progress=progress)
+        )
 
     @server.tool(
         name="memo_status",
@@ -207,7 +234,7 @@ def build_server() -> MemoServer:
         structured_output=False,
     )
     async def memo_status(path: PathArg) -> str:
-        return await _run(path, lambda: api.status_text(path))
+        return await _run(path, roots, api.status_text)
 
     @server.tool(
         name="memo_reindex",
@@ -224,15 +251,41 @@ def build_server() -> MemoServer:
     async def memo_reindex(path: PathArg, ctx: Context) -> str:
         progress = ProgressBridge(ctx, f"reindexing {path}")
 
-        return await _run(path, lambda: api.reindex_text(path, progress=progress))
+        return await _run(path, roots, lambda p: api.reindex_text(p, progress=progress))
 
+    register_resources(server, roots)
+    register_prompts(server, roots)
+    register_completions(server, roots, CollectionCache(roots))
     return server
 
 
-def main() -> None:
-    """Console script `memo-mcp`: serve on stdio until the client closes the pipe."""
+def build_arg_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="memo-mcp", description="memo's MCP server: search folders of Markdown notes."
+    )
+    parser.add_argument(
+        "--root",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder the tools may use (repeatable); added to MEMO_ROOTS "
+        f"({os.pathsep}-separated). Default when neither is given: your home folder",
+    )
+    add_http_options(parser)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console script `memo-mcp`: stdio until the client closes the pipe; `--http`: HTTP."""
+    parser = build_arg_parser()
+    args = parser.parse_args(argv)
+    http = http_config(parser, args) if args.http else None
     try:
-        build_server().run("stdio")
+        server = build_server(allowed_roots(args.root))
+        if http is not None:
+            serve_http(server, http)
+        else:
+            server.run("stdio")
     except KeyboardInterrupt:
         pass
     finally:

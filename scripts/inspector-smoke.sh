@@ -2,7 +2,11 @@
 # Smoke test of memo-mcp through MCP Inspector's CLI (needs Node.js >= 20 and npx; fetches
 # the Inspector from npm on first use). Not run by CI.
 #
-#   scripts/inspector-smoke.sh [NOTES_DIR] [QUERY]
+#   scripts/inspector-smoke.sh [--http] [NOTES_DIR] [QUERY]
+#
+# --http: start `memo-mcp --http` on a free loopback port with a fresh MEMO_TOKEN, and run
+# the Inspector against http://127.0.0.1:PORT/mcp with `--header "Authorization: Bearer …"`
+# (needs curl); the server is stopped at the end.
 #
 # Lists the tools, then calls memo_search. The server command is `.venv/bin/memo-mcp` when
 # the repository has a .venv, else `memo-mcp` from PATH; override it with MEMO_MCP_CMD,
@@ -12,6 +16,11 @@ set -euo pipefail
 
 INSPECTOR="@modelcontextprotocol/inspector@2.12.0"
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+http=0
+if [[ "${1:-}" == "--http" ]]; then
+    http=1
+    shift
+fi
 notes="$(cd "${1:-$repo/examples/notes}" && pwd)"
 query="${2:-как восстановить бэкап}"
 
@@ -37,9 +46,40 @@ inspect() {
     npx -y "$INSPECTOR" --cli --cwd "$repo" "${env_args[@]}" "${server[@]}" "$@"
 }
 
+if ((http)); then
+    py="$repo/.venv/bin/python"
+    [[ -x "$py" ]] || py=python3
+    port="$("$py" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+    token="$("$py" -c 'import secrets; print(secrets.token_urlsafe(24))')"
+    url="http://127.0.0.1:$port/mcp"
+    MEMO_TOKEN="$token" "${server[@]}" --http --port "$port" --root "$notes" \
+        2>"$scratch/server.log" &
+    server_pid=$!
+    trap 'kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; rm -rf "$scratch"' EXIT
+    for _ in $(seq 100); do
+        curl -sf "http://127.0.0.1:$port/health" >/dev/null && break
+        kill -0 "$server_pid" 2>/dev/null || { cat "$scratch/server.log" >&2; exit 1; }
+        sleep 0.1
+    done
+    echo "== GET /health"
+    curl -sf "http://127.0.0.1:$port/health"
+    echo
+    inspect() {
+        npx -y "$INSPECTOR" --cli "$url" --transport http \
+            --header "Authorization: Bearer $token" "$@"
+    }
+    server=("$url" "(bearer token)")
+fi
+
 echo "== tools/list (${server[*]})"
 inspect --method tools/list
 echo
 echo "== tools/call memo_search path=$notes query=$query k=2"
 inspect --method tools/call --tool-name memo_search \
     --tool-arg "path=$notes" --tool-arg "query=$query" --tool-arg k=2
+echo
+echo "== resources/read memo://collections"
+inspect --method resources/read --uri memo://collections
+echo
+echo "== prompts/list"
+inspect --method prompts/list

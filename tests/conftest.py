@@ -23,6 +23,8 @@ def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     base = tmp_path_factory.mktemp("env")
     monkeypatch.setenv("MEMO_CACHE_DIR", str(base / "cache"))
     monkeypatch.setenv("MEMO_MODEL_DIR", str(base / "no-model"))
+    # memo-mcp's tools may use only MEMO_ROOTS (default: home): every tmp_path is under this.
+    monkeypatch.setenv("MEMO_ROOTS", str(tmp_path_factory.getbasetemp()))
 
 
 def write_notes(root: Path, files: dict[str, str]) -> Path:

@@ -76,11 +76,18 @@ def line_of(path: Path, prefix: str) -> int:
     raise AssertionError(f"{prefix!r} not in {path}")
 
 
-def server_env(tmp: Path, model_dir: Path | None = None) -> dict[str, str]:
-    """Environment for a memo-mcp subprocess: a private cache, an explicit model dir."""
+def server_env(
+    tmp: Path, model_dir: Path | None = None, roots: list[Path] | None = None
+) -> dict[str, str]:
+    """Environment for a memo-mcp subprocess: a private cache, an explicit model dir.
+
+    `MEMO_ROOTS` (the folders its tools may use) is `roots`, by default `tmp`'s parent: the
+    pytest session's base temp folder, which holds every `tmp_path` of the session.
+    """
     env = dict(os.environ)
     env["MEMO_CACHE_DIR"] = str(tmp / "cache")
     env["MEMO_MODEL_DIR"] = str(model_dir or tmp / "no-model")
+    env["MEMO_ROOTS"] = os.pathsep.join(str(r) for r in (roots or [tmp.parent]))
     env.pop("PYTHONSTARTUP", None)
     return env
 
@@ -88,9 +95,11 @@ def server_env(tmp: Path, model_dir: Path | None = None) -> dict[str, str]:
 class WireServer:
     """The real `memo-mcp` over stdio, spoken to in raw JSON lines."""
 
-    def __init__(self, env: dict[str, str], cwd: Path | None = None) -> None:
+    def __init__(
+        self, env: dict[str, str], cwd: Path | None = None, args: list[str] | None = None
+    ) -> None:
         self.proc = subprocess.Popen(
-            [str(MEMO_MCP)],
+            [str(MEMO_MCP), *(args or [])],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -121,10 +130,13 @@ class WireServer:
 
     # -- sending ------------------------------------------------------------------------
 
-    def send(self, message: dict[str, Any] | str) -> None:
+    def send(self, message: dict[str, Any] | str | bytes) -> None:
+        """One line: a message, a string as it is, or raw bytes (not checked to be UTF-8)."""
         assert self.proc.stdin is not None
-        line = message if isinstance(message, str) else json.dumps(message, ensure_ascii=False)
-        self.proc.stdin.write(line.encode() + b"\n")
+        if isinstance(message, dict):
+            message = json.dumps(message, ensure_ascii=False)
+        data = message if isinstance(message, bytes) else message.encode("utf-8", "surrogatepass")
+        self.proc.stdin.write(data + b"\n")
         self.proc.stdin.flush()
 
     def request(self, method: str, params: dict[str, Any] | None = None) -> int:
@@ -173,6 +185,19 @@ class WireServer:
             else:
                 self.notifications.append(msg)
         return got
+
+    def until(
+        self, rid: int | str, timeout: float = TIMEOUT_S
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """The answer to `rid`, and every other message that came before it (in order)."""
+        deadline = time.monotonic() + timeout
+        before: list[dict[str, Any]] = []
+        while True:
+            msg = self.next_message(max(0.01, deadline - time.monotonic()))
+            got = msg.get("id")
+            if got == rid and type(got) is type(rid) and "method" not in msg:
+                return msg, before
+            before.append(msg)
 
     def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         return self.response(self.request(method, params))

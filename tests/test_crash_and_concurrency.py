@@ -17,6 +17,7 @@ import sqlite_vec
 from conftest import write_notes
 
 from memo_core import Searcher
+from memo_core.filelock import FileLock
 
 
 def _make_notes(root: Path, n: int, salt: str = "") -> None:
@@ -102,11 +103,16 @@ def test_search_while_another_process_indexes(tmp_path: Path, env, tiny_embedder
         s.refresh()  # a snapshot to answer from
         _make_notes(root, 400, salt="v2")  # every file changed: a long refresh for the CLI
         proc = _memo("index", str(root), env=env)
+        probe = FileLock(root / ".memo" / "refresh.lock")
+        while probe.acquire(wait=False):  # until the CLI is at work
+            probe.release()
+            assert proc.poll() is None, "the CLI finished before it was seen indexing"
+            time.sleep(0.002)
         busy_seen = False
         try:
             while proc.poll() is None:
                 hits = s.search("cat dog", k=3, mode="hybrid")  # never "database is locked"
-                assert len(hits) == 3
+                assert len(hits) == 3  # read from one snapshot: no hit vanishes midway
                 busy_seen |= any("другим процессом" in n for n in hits.notices)
         finally:
             proc.wait()

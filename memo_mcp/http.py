@@ -1,0 +1,269 @@
+"""`memo-mcp --http`: the same server over the SDK's streamable HTTP transport.
+
+- MCP at `/mcp` (streamable HTTP, from `MCPServer.streamable_http_app`), and `GET /health`
+  → `{"status": "ok", "name": "memo", "version": ..., "uptime_s": ...}` (always open).
+- Loopback (127.0.0.1) by default; port `--port`, else `MEMO_HTTP_PORT`, else 27190.
+- DNS-rebinding protection on: `/mcp` answers only requests whose Host (and Origin, when
+  sent) names this server: the loopback names on a loopback bind; on another address, that
+  address, the machine's own names (for 0.0.0.0 / ::) and each `--allow-host`.
+- `MEMO_TOKEN` set: every request but `/health` must carry `Authorization: Bearer <token>`,
+  else 401. A bind to a non-loopback address without a token refuses to start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hmac
+import ipaddress
+import os
+import signal
+import socket
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.datastructures import Headers
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from memo_core import __version__
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 27190
+PORT_ENV = "MEMO_HTTP_PORT"
+TOKEN_ENV = "MEMO_TOKEN"
+MCP_PATH = "/mcp"
+HEALTH_PATH = "/health"
+OPEN_PATHS = frozenset({HEALTH_PATH})
+# Open streams (a client's GET stream) get this long to end when the server stops.
+SHUTDOWN_GRACE_S = 2
+
+
+class HttpConfigError(Exception):
+    """The HTTP options cannot work (bad port, public bind without a token): don't start."""
+
+
+@dataclass(frozen=True)
+class HttpConfig:
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    token: str | None = None
+    allow_hosts: tuple[str, ...] = field(default=())
+
+
+def add_http_options(parser: argparse.ArgumentParser) -> None:
+    """`--http`, `--host`, `--port`, `--allow-host` (for `build_arg_parser`)."""
+    g = parser.add_argument_group(
+        "HTTP", f"serve MCP over streamable HTTP at {MCP_PATH} instead of stdio"
+    )
+    g.add_argument("--http", action="store_true", help="serve over HTTP instead of stdio")
+    g.add_argument(
+        "--host",
+        default=DEFAULT_HOST,
+        help=f"address to listen on (default {DEFAULT_HOST}; another address needs {TOKEN_ENV})",
+    )
+    g.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help=f"port to listen on (default ${PORT_ENV}, else {DEFAULT_PORT})",
+    )
+    g.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME[:PORT]",
+        help="one more Host name clients may use to reach this server (repeatable)",
+    )
+
+
+def is_loopback(host: str) -> bool:
+    if host.strip("[]").lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def config_from_args(args: argparse.Namespace, env: Mapping[str, str] = os.environ) -> HttpConfig:
+    """The HTTP settings from the command line and the environment; HttpConfigError if unsafe."""
+    port = args.port
+    if port is None:
+        raw = env.get(PORT_ENV, "").strip()
+        try:
+            port = int(raw) if raw else DEFAULT_PORT
+        except ValueError:
+            raise HttpConfigError(f"{PORT_ENV}={raw!r} is not a port number") from None
+    if not 0 < port < 65536:
+        raise HttpConfigError(f"port {port} is out of range: use 1..65535")
+    token = env.get(TOKEN_ENV, "").strip() or None
+    if token is not None and not (token.isascii() and token.isprintable() and " " not in token):
+        raise HttpConfigError(
+            f"{TOKEN_ENV} must be printable ASCII without spaces (it travels in an HTTP header)"
+        )
+    host = args.host.strip().strip("[]")  # [::1] → ::1
+    if not is_loopback(host) and token is None:
+        raise HttpConfigError(
+            f"refusing to listen on {host}, which other machines can reach, without a token: "
+            f"set {TOKEN_ENV} (clients send it as 'Authorization: Bearer <token>'), "
+            f"or listen on {DEFAULT_HOST}"
+        )
+    return HttpConfig(host=host, port=port, token=token, allow_hosts=tuple(args.allow_host))
+
+
+def http_config(parser: argparse.ArgumentParser, args: argparse.Namespace) -> HttpConfig:
+    """`config_from_args`, or exit 2 with `memo-mcp: error: <why>` on stderr."""
+    try:
+        return config_from_args(args)
+    except HttpConfigError as e:
+        parser.error(str(e))
+
+
+# -- Host / Origin checks ---------------------------------------------------------------------
+
+
+def _host_port(name: str, port: int) -> str:
+    name = name.strip()
+    if ":" in name and not name.startswith("["):
+        try:  # a bare IPv6 address
+            ipaddress.IPv6Address(name)
+            return f"[{name}]:{port}"
+        except ValueError:
+            return name  # NAME:PORT as given
+    if name.startswith("[") and "]:" in name:
+        return name
+    return f"{name}:{port}"
+
+
+def _own_names() -> set[str]:
+    """This machine's host names and addresses (for a bind to every address)."""
+    names = {socket.gethostname(), socket.getfqdn()}
+    try:
+        for *_, addr in socket.getaddrinfo(socket.gethostname(), None):
+            names.add(str(addr[0]))
+    except OSError:
+        pass
+    return {n for n in names if n}
+
+
+def allowed_hosts(config: HttpConfig) -> list[str]:
+    """The Host header values `/mcp` accepts, each NAME:PORT."""
+    names = {"127.0.0.1", "localhost", "::1"}
+    host = config.host.strip("[]")
+    if not is_loopback(host):
+        if host in ("0.0.0.0", "::", ""):
+            names |= _own_names()
+        else:
+            names.add(host)
+    hosts = {_host_port(n, config.port) for n in names}
+    hosts |= {_host_port(n, config.port) for n in config.allow_hosts}
+    return sorted(hosts)
+
+
+def security_settings(config: HttpConfig) -> TransportSecuritySettings:
+    hosts = allowed_hosts(config)
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=hosts,
+        allowed_origins=[f"http://{h}" for h in hosts] + [f"https://{h}" for h in hosts],
+    )
+
+
+# -- bearer token -------------------------------------------------------------------------------
+
+
+class BearerTokenGuard:
+    """ASGI middleware: 401 unless `Authorization: Bearer <token>` (open paths excepted)."""
+
+    def __init__(self, app: ASGIApp, token: str, open_paths: frozenset[str] = OPEN_PATHS):
+        self.app = app
+        self.token = token.encode()
+        self.open_paths = open_paths
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in self.open_paths:
+            await self.app(scope, receive, send)
+            return
+        header = Headers(scope=scope).get("authorization")
+        scheme, _, given = (header or "").partition(" ")
+        if scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), self.token):
+            await self.app(scope, receive, send)
+            return
+        why = "wrong token" if header else "missing token"
+        response = JSONResponse(
+            {
+                "error": "unauthorized",
+                "message": f"{why}: send 'Authorization: Bearer <token>' with the token "
+                f"memo-mcp was started with ({TOKEN_ENV})",
+            },
+            status_code=401,
+            headers={"WWW-Authenticate": 'Bearer realm="memo"'},
+        )
+        await response(scope, receive, send)
+
+
+# -- the app ------------------------------------------------------------------------------------
+
+
+def add_health_route(server: MCPServer) -> None:
+    started = time.monotonic()
+
+    @server.custom_route(HEALTH_PATH, methods=["GET"], include_in_schema=False)
+    async def health(request: Request) -> Response:
+        return JSONResponse(
+            {
+                "status": "ok",
+                "name": server.name,
+                "version": __version__,
+                "uptime_s": round(time.monotonic() - started, 3),
+            }
+        )
+
+
+def build_app(server: MCPServer, config: HttpConfig) -> ASGIApp:
+    """The ASGI app: `/mcp` (streamable HTTP), `/health`, and the token check around both."""
+    add_health_route(server)
+    app: ASGIApp = server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        transport_security=security_settings(config),
+        host=config.host,
+    )
+    if config.token:
+        app = BearerTokenGuard(app, config.token)
+    return app
+
+
+def serve_http(server: MCPServer, config: HttpConfig) -> None:
+    """Serve until SIGINT (KeyboardInterrupt) or SIGTERM (SystemExit(0)); the port is freed."""
+    import uvicorn
+
+    def on_sigterm(signum: int, frame: object) -> None:
+        raise SystemExit(0)
+
+    # uvicorn handles SIGTERM while it runs (a graceful stop), then restores this handler
+    # and raises the signal again: the caller's `finally` runs and the exit status is 0.
+    signal.signal(signal.SIGTERM, on_sigterm)
+    uv = uvicorn.Server(
+        uvicorn.Config(
+            build_app(server, config),
+            host=config.host,
+            port=config.port,
+            log_level="warning",
+            access_log=False,
+            server_header=False,
+            lifespan="on",
+            timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+        )
+    )
+    where = f"http://{_host_port(config.host, config.port)}{MCP_PATH}"
+    auth = "bearer token required" if config.token else "no token"
+    print(f"memo-mcp: serving MCP at {where} ({auth}); health at {HEALTH_PATH}", file=sys.stderr)
+    anyio.run(uv.serve)
+    if not uv.started:
+        raise SystemExit(1)  # uvicorn said why (e.g. the port is taken)

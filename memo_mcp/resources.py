@@ -1,0 +1,241 @@
+"""MCP resources: what memo holds (`memo://collections`) and one note's Markdown.
+
+Both stay inside the folders memo may use (the same roots as the tools):
+
+- `memo://collections` (JSON): every collection under the allowed roots that has an index
+  (`.memo/index.db`, looked for at most `SCAN_DEPTH` folders down), with its file and chunk
+  counts, last index update, content fingerprint and last refresh.
+- `memo://note/{collection}/{+path}`: the Markdown of one note. `collection` is a folder (the
+  collection's `path` from `memo://collections`, or any folder inside the allowed roots),
+  percent-encoded as one URI segment (`/home/me/notes` → `%2Fhome%2Fme%2Fnotes`); `path` is
+  the note's path relative to it, with `/` between folders. So a search hit
+  `/home/me/notes/home/backup.md:7` opens as `memo://note/%2Fhome%2Fme%2Fnotes/home/backup.md`.
+
+Each resource is registered by its own small function; `register_resources` calls them all.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+from mcp.server.mcpserver.resources.templates import ResourceSecurity
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS
+
+from memo_core import api
+from memo_core.confine import confine
+from memo_core.discovery import INDEX_DIR, INDEX_FILE
+from memo_core.errors import MemoError
+from memo_core.formatting import iso_time
+
+COLLECTIONS_URI = "memo://collections"
+NOTE_TEMPLATE = "memo://note/{collection}/{+path}"
+NOTE_PREFIX = "memo://note/"
+
+# How far below each allowed root `memo://collections` looks for indexes, and how many
+# folders it looks at in all (a home folder can be big: the listing must stay cheap).
+SCAN_DEPTH = 3
+SCAN_MAX_DIRS = 20_000
+SKIP_DIRS = frozenset(
+    {"node_modules", "__pycache__", "venv", "site-packages", "target", "build", "dist"}
+)
+# A note bigger than this is sent cut (at a line end), with a last line that says so.
+MAX_NOTE_BYTES = 2 * 1024 * 1024
+
+Roots = Sequence[Path]
+
+
+# -- finding indexed collections ------------------------------------------------------------
+
+
+def find_indexed_collections(
+    roots: Roots, depth: int = SCAN_DEPTH, max_dirs: int = SCAN_MAX_DIRS
+) -> list[Path]:
+    """Folders at most `depth` levels below a root that hold `.memo/index.db`, sorted.
+
+    Hidden folders, symlinks and bulky tool folders (node_modules, venv, ...) are skipped;
+    at most `max_dirs` folders are looked at in all.
+    """
+    found: set[Path] = set()
+    budget = max_dirs
+    for root in roots:
+        level = [str(root)]
+        for d in range(depth + 1):
+            below: list[str] = []
+            for folder in level:
+                if budget <= 0:
+                    return sorted(found)
+                budget -= 1
+                if os.path.isfile(os.path.join(folder, INDEX_DIR, INDEX_FILE)):
+                    found.add(Path(folder))
+                if d < depth:
+                    below.extend(_subfolders(folder))
+            level = below
+    return sorted(found)
+
+
+def _subfolders(folder: str) -> list[str]:
+    try:
+        with os.scandir(folder) as it:
+            return [
+                e.path
+                for e in it
+                if not e.name.startswith(".")
+                and e.name not in SKIP_DIRS
+                and e.is_dir(follow_symlinks=False)
+            ]
+    except OSError:
+        return []
+
+
+class CollectionCache:
+    """`find_indexed_collections` remembered for a few seconds (completions ask per key)."""
+
+    def __init__(self, roots: Roots, ttl_s: float = 5.0) -> None:
+        self.roots = list(roots)
+        self.ttl_s = ttl_s
+        self._at = -1e9
+        self._found: list[Path] = []
+
+    def get(self) -> list[Path]:
+        now = time.monotonic()
+        if now - self._at > self.ttl_s:
+            self._found = find_indexed_collections(self.roots)
+            self._at = now
+        return self._found
+
+
+# -- memo://collections -----------------------------------------------------------------
+
+
+def note_uri(collection: str | os.PathLike[str], relpath: str = "") -> str:
+    """The `memo://note/...` URI of a note (or, without `relpath`, the prefix to append to)."""
+    return NOTE_PREFIX + quote(os.fspath(collection), safe="") + "/" + quote(relpath, safe="/")
+
+
+def _time(ts: float | None) -> str | None:
+    return None if ts is None else iso_time(ts)
+
+
+def collection_entry(root: Path) -> dict[str, Any]:
+    """One collection as `memo://collections` shows it (an `error` if its index is unusable)."""
+    entry: dict[str, Any] = {"path": str(root), "note_uri": note_uri(root)}
+    try:
+        statuses = api.searcher_for(root).status()
+    except MemoError as e:
+        return entry | {"error": str(e)}
+    for s in statuses:
+        if Path(s.root) != root:
+            continue
+        entry |= {
+            "files": s.files,
+            "chunks": s.chunks,
+            "skipped": s.skipped,
+            "chunks_without_vectors": s.chunks_without_vectors,
+            "model": s.model,
+            "updated_at": _time(s.updated_at),
+            "fingerprint": s.fingerprint,
+            "refreshed_at": _time(s.refreshed_at),
+        }
+        if s.location_note:
+            entry["location_note"] = s.location_note
+    return entry
+
+
+def collections_json(roots: Roots, found: list[Path] | None = None) -> str:
+    listed = find_indexed_collections(roots) if found is None else found
+    return json.dumps(
+        {
+            "roots": [str(r) for r in roots],
+            "note_uri_template": NOTE_TEMPLATE,
+            "collections": [collection_entry(c) for c in listed],
+        },
+        ensure_ascii=False,
+        indent=2,
+    )
+
+
+def register_collections(server: MCPServer, roots: Roots) -> None:
+    @server.resource(
+        COLLECTIONS_URI,
+        name="collections",
+        title="Indexed note collections",
+        description="Each indexed collection under the allowed folders: files, chunks, "
+        "last update, content fingerprint (a change token) and last refresh.",
+        mime_type="application/json",
+    )
+    def collections() -> str:
+        return collections_json(roots)
+
+
+# -- memo://note/{collection}/{+path} -------------------------------------------------------
+
+
+def _refuse(uri: str, text: str) -> MCPError:
+    return MCPError(code=INVALID_PARAMS, message=text, data={"uri": uri})
+
+
+def read_note(collection: str, path: str, roots: Roots) -> str:
+    """The text of note `path` (relative) in folder `collection`, both inside the roots."""
+    uri = note_uri(collection, path)
+    try:
+        base = confine(collection, list(roots))
+    except MemoError as e:
+        raise _refuse(uri, str(e)) from e
+    rel = path.replace("\\", "/").strip("/")
+    if not rel or "\0" in rel:
+        raise _refuse(uri, "give the note's path relative to the collection, e.g. home/backup.md")
+    try:
+        real = (base / rel).resolve(strict=True)
+    except (OSError, RuntimeError) as e:
+        raise ResourceNotFoundError(f"no such note: {rel} in {base}") from e
+    if not real.is_relative_to(base):
+        raise _refuse(uri, f"{rel} leads outside {base}")
+    parts = real.relative_to(base).parts
+    if any(p.startswith(".") for p in parts):
+        raise _refuse(uri, f"{rel} is in a hidden folder: memo opens notes only")
+    if not real.is_file() or not real.name.lower().endswith(".md"):
+        raise _refuse(uri, f"{rel} is not a Markdown note (*.md): memo opens notes only")
+    with open(real, "rb") as f:
+        data = f.read(MAX_NOTE_BYTES + 1)
+    if len(data) <= MAX_NOTE_BYTES:
+        return data.decode("utf-8", errors="replace")
+    cut = data[:MAX_NOTE_BYTES]
+    cut = cut[: cut.rfind(b"\n") + 1] or cut
+    size = real.stat().st_size
+    return cut.decode("utf-8", errors="replace") + (
+        f"\n<!-- memo: cut here, the first {len(cut)} of {size} bytes; the rest is in {real} -->\n"
+    )
+
+
+def register_note(server: MCPServer, roots: Roots) -> None:
+    # `collection` is an absolute path by design; `read_note` confines it (and the note).
+    security = ResourceSecurity(exempt_params=frozenset({"collection"}))
+
+    @server.resource(
+        NOTE_TEMPLATE,
+        name="note",
+        title="A note",
+        description="The Markdown of one note: the collection folder, percent-encoded as one "
+        "segment, then the note's path inside it, e.g. memo://note/%2Fhome%2Fme%2Fnotes/a/b.md",
+        mime_type="text/markdown",
+        security=security,
+    )
+    def note(collection: str, path: str) -> str:
+        return read_note(collection, path, roots)
+
+
+RESOURCES: tuple[Callable[[MCPServer, Roots], None], ...] = (register_collections, register_note)
+
+
+def register_resources(server: MCPServer, roots: Roots) -> None:
+    for register in RESOURCES:
+        register(server, roots)
