@@ -30,6 +30,9 @@ from .store import Store
 from .vectors import VectorCache
 
 LOCK_FILE = "refresh.lock"
+# When each collection folder was last refreshed by this process, whichever Searcher (and so
+# whichever Collection object) did it: status reports the same time through all of them.
+_refreshed_at: dict[Path, float] = {}
 
 
 def fallback_index_path(root: Path) -> Path:
@@ -54,7 +57,6 @@ class Collection:
         self._file_lock = FileLock(self.db_path.with_name(LOCK_FILE))
         self._writer: Store | None = None
         self._rebuilding = False
-        self._refreshed_at: float | None = None
         self._vectors = VectorCache()
 
     def close(self) -> None:
@@ -120,7 +122,7 @@ class Collection:
                 return RefreshStats(busy=[f"{self.root}: {busy}"])
             with self._sqlite_errors():
                 stats = Indexer(self.root, self._writing(), embedder).refresh(progress)
-            self._refreshed_at = time.time()
+            _refreshed_at[self.root] = time.time()
             return stats
 
     def search(self, match: str, qvec: np.ndarray | None, k: int, mode: str) -> list[Hit]:
@@ -169,7 +171,7 @@ class Collection:
                 index_path=str(self.db_path),
                 location_note=self.location_note,
                 fingerprint=s.fingerprint(),
-                refreshed_at=max(self._refreshed_at or 0.0, float(updated or 0.0)) or None,
+                refreshed_at=max(_refreshed_at.get(self.root, 0.0), float(updated or 0.0)) or None,
             )
 
     def rebuild(self, embedder: Embedder | None, progress: ProgressFn | None) -> int:

@@ -35,7 +35,7 @@ from memo_core.errors import MemoError, NoCollectionError, PathNotFoundError
 from memo_core.indexer import Progress
 from memo_core.searcher import MAX_K
 from memo_mcp.completions import register_completions
-from memo_mcp.http import add_http_options, http_config, serve_http
+from memo_mcp.http_transport import add_http_options, http_config, serve_http
 from memo_mcp.prompts import register_prompts
 from memo_mcp.resources import CollectionCache, register_resources
 from memo_mcp.stdio_guard import serve_stdio

@@ -30,7 +30,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_helpers import MEMO_MCP, line_of, make_notes, server_env
 
 import memo_core
-from memo_mcp import http as memo_http
+from memo_mcp import http_transport as memo_http
 
 TOKEN = "test-token-7f3a"
 STATUS = re.compile(
