@@ -9,6 +9,7 @@ search that finds it taken answers from the snapshot instead of doing the same w
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -47,7 +48,7 @@ class Collection:
         self._lock = threading.RLock()
         self.location_note: str | None = None
         try:
-            self._store = Store(root / INDEX_DIR / INDEX_FILE)
+            self._store = Store(_own_index_path(root))
         except IndexLocationError as e:
             # A read-only folder, or a filesystem without WAL: keep the index in the cache.
             self._store = Store(fallback_index_path(root))
@@ -201,6 +202,16 @@ class Collection:
                 self._rebuilding = False
                 _remove_db_files(scratch)
         return files
+
+
+def _own_index_path(root: Path) -> Path:
+    """`<root>/.memo/index.db`, unless `.memo` leads out of the collection (a symlink):
+    memo writes only inside the folders it was given."""
+    folder = root / INDEX_DIR
+    real = Path(os.path.realpath(folder))
+    if real != folder and not real.is_relative_to(root):
+        raise IndexLocationError(f"{folder} leads outside the collection, to {real}")
+    return folder / INDEX_FILE
 
 
 def _remove_db_files(db: Path) -> None:

@@ -215,7 +215,9 @@ def build_server(roots: list[Path] | None = None) -> MemoServer:
             Field(min_length=1, description="What to look for, in any words or language"),
         ],
         ctx: Context,
-        k: Annotated[int, Field(ge=1, le=MAX_K, description="How many passages")] = 8,
+        k: Annotated[
+            int, Field(strict=True, ge=1, le=MAX_K, description="How many passages")
+        ] = 8,
         mode: Annotated[
             Literal["hybrid", "lex", "vec"],
             Field(description="hybrid: words + meaning; lex: words only; vec: meaning only"),

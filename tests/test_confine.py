@@ -63,3 +63,28 @@ def test_roots_from_args_and_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert allowed_roots([], env="") == [tmp_path.resolve()]
     got = allowed_roots([str(tmp_path / "a")], env=f"{tmp_path / 'b'}{os.pathsep}~/c")
     assert got == [tmp_path / "a", tmp_path / "b", tmp_path / "c"]
+
+
+def test_refusal_does_not_reveal_what_exists_outside(tree: Path) -> None:
+    roots = [tree / "allowed"]
+    for outside in (tree / "secret", tree / "no-such-thing"):
+        with pytest.raises(OutsideRootsError):
+            confine(str(outside), roots)
+
+
+def test_duplicate_roots_are_listed_once(tmp_path: Path) -> None:
+    assert allowed_roots([str(tmp_path), str(tmp_path / ".")], env=str(tmp_path)) == [tmp_path]
+
+
+def test_a_dot_memo_symlink_leading_out_is_not_written(tmp_path: Path) -> None:
+    from conftest import write_notes
+
+    from memo_core import Searcher
+
+    notes = write_notes(tmp_path / "notes", {"a.md": "# A\n\ncat\n"})
+    (tmp_path / "elsewhere").mkdir()
+    os.symlink(tmp_path / "elsewhere", notes / ".memo")
+    with Searcher(notes, use_model=False) as s:
+        assert s.search("cat", mode="lex")[0].relpath == "a.md"
+        assert "leads outside" in (s.status()[0].location_note or "")
+    assert list((tmp_path / "elsewhere").iterdir()) == []
