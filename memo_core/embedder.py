@@ -13,7 +13,7 @@ import importlib.machinery
 import importlib.util
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,20 +53,23 @@ class Embedder(ABC):
     model_id: str  # changes whenever the vectors would change; the index re-embeds on a change
     dim: int
     batch_size: int = 16
+    # A batch also stops at this many characters: memory grows with batch x longest text,
+    # and 16 chunks of 2000 characters held 410 MB more at peak than batches capped here,
+    # at the same speed (measured on office-dev-ru's longest chunks).
+    max_batch_chars: int = 8000
 
     @abstractmethod
     def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
         """One forward pass: array (len(texts), dim), float32, rows L2-normalised."""
 
     def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
-        """Any number of texts, in batches of `batch_size`; rows follow the order of `texts`."""
+        """Any number of texts, in batches of at most `batch_size` texts and `max_batch_chars`
+        characters (one long text still goes alone); rows follow the order of `texts`."""
         texts = list(texts)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         # Texts of similar length share a batch, so padding to the longest one wastes little.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        step = max(1, int(self.batch_size))
-        for start in range(0, len(order), step):
-            idx = order[start : start + step]
+        for idx in self._batches(order, texts):
             vecs = np.asarray(self.embed_batch([texts[i] for i in idx], query=query))
             if vecs.shape != (len(idx), self.dim):
                 raise ModelUnavailableError(
@@ -75,6 +78,21 @@ class Embedder(ABC):
                 )
             out[idx] = vecs
         return out
+
+    def _batches(self, order: list[int], texts: list[str]) -> Iterator[list[int]]:
+        batch: list[int] = []
+        chars = 0
+        for i in order:
+            if batch and (
+                len(batch) >= max(1, self.batch_size)
+                or chars + len(texts[i]) > self.max_batch_chars
+            ):
+                yield batch
+                batch, chars = [], 0
+            batch.append(i)
+            chars += len(texts[i])
+        if batch:
+            yield batch
 
 
 def load_model_dir(path: str | Path) -> OnnxEmbedder:

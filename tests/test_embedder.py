@@ -267,3 +267,24 @@ def test_lowercase_option(tmp_path):
     )
     np.testing.assert_allclose(lower.embed(["CAT"]), plain.embed(["cat"]), atol=1e-6)
     assert not np.allclose(plain.embed(["CAT"]), plain.embed(["cat"]))
+
+
+def test_batches_stop_at_max_chars(tmp_path) -> None:
+    from tinymodels import make_tiny_model_dir
+
+    from memo_core.embedder import load_model_dir
+
+    emb = load_model_dir(make_tiny_model_dir(tmp_path / "m"))
+    seen: list[int] = []
+    inner = emb.embed_batch
+
+    def spy(texts, *, query=False):
+        seen.append(sum(len(t) for t in texts))
+        return inner(texts, query=query)
+
+    emb.embed_batch = spy  # type: ignore[method-assign]
+    emb.max_batch_chars = 100
+    texts = ["cat " * 10] * 7 + ["dog " * 40]  # 40 chars each, then one of 160
+    together = load_model_dir(make_tiny_model_dir(tmp_path / "m")).embed(texts)
+    assert np.allclose(emb.embed(texts), together, atol=1e-6)  # same vectors, other batches
+    assert seen == [80, 80, 80, 40, 160]
