@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -230,29 +229,6 @@ def test_errors_name_the_path_and_the_problem(tmp_path, problem, words):
 def test_missing_directory(tmp_path):
     with pytest.raises(ModelUnavailableError, match="does not exist"):
         OnnxEmbedder(tmp_path / "nowhere")
-
-
-def _default_model_dir() -> Path | None:
-    if env := os.environ.get("MEMO_TEST_DEFAULT_MODEL_DIR"):
-        return Path(env)
-    try:
-        from memo_core.model_install import default_model_dir
-    except ImportError:
-        return None
-    path = Path(default_model_dir())
-    return path if (path / "memo-model.json").is_file() else None
-
-
-@pytest.mark.default_model
-def test_default_text_model():
-    path = _default_model_dir()
-    if path is None:
-        pytest.skip("no default model: run `memo model install` or set MEMO_TEST_DEFAULT_MODEL_DIR")
-    emb = load_model_dir(path)
-    v = emb.embed(["как настроить бэкап", "how to configure backup", "рецепт борща"])
-    assert v.shape == (3, 512) and emb.dim == 512
-    np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-4)
-    assert v[0] @ v[1] > v[0] @ v[2] + 0.2
 
 
 def test_lowercase_option(tmp_path):
