@@ -1,0 +1,373 @@
+"""Shared helpers for the benchmark scripts in bench/ (not part of the product).
+
+Everything a benchmark builds (copies of a data set, indexes) goes under a work folder,
+/tmp/memo-bench by default: ../shared/data is read-only, and memo writes `.memo/` into the
+collection it indexes, so a data set is always copied first.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import math
+import os
+import resource
+import shutil
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_WORKDIR = Path(os.environ.get("MEMO_BENCH_DIR", "/tmp/memo-bench"))
+
+
+# -- model -------------------------------------------------------------------------------
+
+
+def add_model_args(p: Any) -> None:
+    p.add_argument("--model-dir", help="model directory to use (sets MEMO_MODEL_DIR)")
+    p.add_argument("--no-model", action="store_true", help="words only (lex; no vectors)")
+    p.add_argument(
+        "--workdir", type=Path, default=DEFAULT_WORKDIR, help="where copies and indexes go"
+    )
+
+
+def apply_model_args(args: Any) -> None:
+    if args.model_dir:
+        os.environ["MEMO_MODEL_DIR"] = str(Path(args.model_dir).expanduser().resolve())
+
+
+def get_embedder(args: Any):
+    """The configured model, or None with --no-model."""
+    if args.no_model:
+        return None
+    from memo_core import models
+
+    return models.get_embedder(auto_install=False)
+
+
+# -- knobs (module attributes of the engine, set from the command line) --------------------
+
+
+def apply_knobs(
+    *,
+    chunk_chars: int | None = None,
+    dense_weight: float | None = None,
+    fusion_candidates: int | None = None,
+    heading_weight: float | None = None,
+    body_weight: float | None = None,
+) -> dict[str, Any]:
+    """Set the engine's tuning knobs; returns the values in effect.
+
+    The knobs are module attributes, but some are imported by name into other modules, and
+    `fusion.DENSE_WEIGHT` is bound as `fuse`'s default argument at import time; so each is
+    set in every engine module that holds it, and `fuse` is wrapped where it is imported.
+    """
+    from memo_core import collection, fusion, indexer, searcher, store
+
+    mods = (fusion, searcher, collection)
+    if chunk_chars is not None:
+        indexer.CHUNK_MAX_CHARS = int(chunk_chars)
+    if dense_weight is not None:
+        fusion.DENSE_WEIGHT = float(dense_weight)
+        wrapped = functools.partial(fusion.fuse, dense_weight=float(dense_weight))
+        for m in (searcher, collection):
+            if hasattr(m, "fuse"):
+                m.fuse = wrapped
+    if fusion_candidates is not None:
+        for m in mods:
+            if hasattr(m, "FUSION_CANDIDATES"):
+                m.FUSION_CANDIDATES = int(fusion_candidates)
+    if heading_weight is not None or body_weight is not None:
+        hw = 2.0 if heading_weight is None else float(heading_weight)
+        bw = 1.0 if body_weight is None else float(body_weight)
+
+        def lex(self, match: str, limit: int, _w=(hw, bw)):
+            return lex_weighted(self, match, limit, *_w)
+
+        store.Store.lex = lex
+    return knobs_in_effect()
+
+
+def knobs_in_effect() -> dict[str, Any]:
+    from memo_core import collection, fusion, indexer, searcher, store
+
+    user = collection if hasattr(collection, "fuse") else searcher
+    f = user.fuse
+    dw = (
+        f.keywords["dense_weight"]
+        if isinstance(f, functools.partial)
+        else inspect.signature(f).parameters["dense_weight"].default
+    )
+    fc = getattr(user, "FUSION_CANDIDATES", getattr(fusion, "FUSION_CANDIDATES", None))
+    lex_src = inspect.getsource(store.Store.lex)
+    weights = "patched" if "lex_weighted" in lex_src else "bm25(fts, 2.0, 1.0)"
+    if "bm25(fts," in lex_src:
+        weights = lex_src[lex_src.index("bm25(fts,") :].split(")")[0] + ")"
+    return {
+        "chunk_chars": indexer.CHUNK_MAX_CHARS,
+        "dense_weight": dw,
+        "fusion_candidates": fc,
+        "bm25": weights,
+    }
+
+
+def store_of(coll: Any) -> Any:
+    """A collection's read connection (a private attribute: benchmarks only)."""
+    return coll._store
+
+
+def knn_of(coll: Any) -> Callable[[Any, int], list[tuple[int, float]]]:
+    """The engine's nearest-neighbour search of one collection, as (vector, k) -> ranked."""
+    if hasattr(coll, "knn"):
+        return coll.knn
+    store = store_of(coll)
+
+    def knn(vector: Any, k: int) -> list[tuple[int, float]]:
+        coll._vectors.sync(store)
+        return coll._vectors.nearest(vector, k)
+
+    return knn
+
+
+def vec0_knn(coll: Any, vector: Any, k: int) -> list[tuple[int, float]]:
+    """sqlite-vec's own KNN over the vec0 table (the engine's first way to search vectors)."""
+    import numpy as np
+
+    rows = store_of(coll).db.execute(
+        "SELECT rowid, distance FROM vec WHERE embedding MATCH ? AND k = ? ORDER BY distance",
+        (np.asarray(vector, np.float32).tobytes(), min(k, 4096)),
+    )
+    return [(cid, 1.0 - d if d is not None else 0.0) for cid, d in rows]
+
+
+def lex_weighted(store: Any, match: str, limit: int, hw: float, bw: float):
+    """Store.lex with other bm25 column weights (heading, body)."""
+    rows = store.db.execute(
+        "SELECT rowid, bm25(fts, ?, ?) AS r FROM fts WHERE fts MATCH ? ORDER BY r LIMIT ?",
+        (hw, bw, match, limit),
+    )
+    return [(cid, -score) for cid, score in rows]
+
+
+# -- data sets ---------------------------------------------------------------------------
+
+
+def corpus_dir(dataset: Path) -> Path:
+    """The folder of notes in a data set: `corpus/` when there is one, else the set itself."""
+    return dataset / "corpus" if (dataset / "corpus").is_dir() else dataset
+
+
+def copy_tree(src: Path, dst: Path) -> Path:
+    """A plain copy (links resolved, no .memo) of src at dst, replacing what was there."""
+    if dst.exists():
+        shutil.rmtree(dst)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(src, dst, symlinks=False, ignore=shutil.ignore_patterns(".memo"))
+    return dst
+
+
+def load_queries(path: Path) -> dict[str, str]:
+    out: dict[str, str] = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                q = json.loads(line)
+                out[str(q["id"])] = q["text"]
+    return out
+
+
+def load_qrels(path: Path) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    with open(path, encoding="utf-8") as f:
+        next(f, None)  # header
+        for line in f:
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) < 3:
+                continue
+            qid, doc, rel = parts[0], parts[1], int(parts[2])
+            out.setdefault(qid, {})[doc] = rel
+    return out
+
+
+def split_files(dataset: Path, split: str) -> tuple[Path, Path]:
+    if split == "test":
+        return dataset / "queries.jsonl", dataset / "qrels.tsv"
+    return dataset / f"queries-{split}.jsonl", dataset / f"qrels-{split}.tsv"
+
+
+# -- metrics -----------------------------------------------------------------------------
+
+
+def files_in_order(paths: Iterable[str], k: int = 10) -> list[str]:
+    """File names (basename) in the order of their first hit, at most k."""
+    seen: dict[str, None] = {}
+    for p in paths:
+        name = p.replace("\\", "/").rsplit("/", 1)[-1]
+        if name not in seen:
+            seen[name] = None
+            if len(seen) >= k:
+                break
+    return list(seen)
+
+
+def ndcg(ranked: Sequence[str], rels: dict[str, int], k: int = 10) -> float:
+    dcg = sum(rels.get(d, 0) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
+    ideal = sorted((r for r in rels.values() if r > 0), reverse=True)[:k]
+    idcg = sum(r / math.log2(i + 2) for i, r in enumerate(ideal))
+    return dcg / idcg if idcg > 0 else 0.0
+
+
+def recall(ranked: Sequence[str], rels: dict[str, int], k: int = 10) -> float:
+    good = {d for d, r in rels.items() if r > 0}
+    return len(good.intersection(ranked[:k])) / len(good) if good else 0.0
+
+
+def mrr(ranked: Sequence[str], rels: dict[str, int], k: int = 10) -> float:
+    for i, d in enumerate(ranked[:k]):
+        if rels.get(d, 0) > 0:
+            return 1.0 / (i + 1)
+    return 0.0
+
+
+def mean_ci(xs: Sequence[float]) -> tuple[float, float]:
+    """Mean and the half-width of its 95% normal confidence interval."""
+    if not xs:
+        return 0.0, 0.0
+    m = statistics.fmean(xs)
+    if len(xs) < 2:
+        return m, 0.0
+    return m, 1.96 * statistics.stdev(xs) / math.sqrt(len(xs))
+
+
+# -- timing ------------------------------------------------------------------------------
+
+
+def pct(xs: Sequence[float], q: float) -> float:
+    """The q-th percentile (0-100) by linear interpolation."""
+    if not xs:
+        return float("nan")
+    s = sorted(xs)
+    pos = (len(s) - 1) * q / 100
+    lo, hi = math.floor(pos), math.ceil(pos)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    t = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t, out
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident set size in MiB (Linux reports KiB, macOS bytes)."""
+    r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return r / (1024 * 1024) if sys.platform == "darwin" else r / 1024
+
+
+def ms(x: float) -> str:
+    return f"{x * 1000:.1f} ms"
+
+
+# -- search ------------------------------------------------------------------------------
+
+
+def search_fn(searcher: Any) -> Callable[..., Any]:
+    """searcher.search(query, k, mode, refresh=...); engines whose search has no `refresh`
+    parameter always refresh (then the figures "without refresh" include it: said so)."""
+    if "refresh" in inspect.signature(searcher.search).parameters:
+        return searcher.search
+    print("note: Searcher.search has no `refresh` parameter: every search refreshes")
+
+    def search(query: str, k: int = 8, mode: str = "hybrid", *, refresh: bool = True):
+        return searcher.search(query, k=k, mode=mode)
+
+    return search
+
+
+# -- indexes, cached per data set, chunk size and model -----------------------------------
+
+
+def index_digest() -> str:
+    """A digest of the engine files that decide what an index holds: a cached index built by
+    other code is rebuilt rather than trusted."""
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=8)
+    for name in ("chunking.py", "indexer.py", "textnorm.py", "store.py"):
+        p = REPO / "memo_core" / name
+        h.update(p.read_bytes() if p.is_file() else b"")
+    return h.hexdigest()
+
+
+def cached_index(
+    dataset: Path, workdir: Path, chunk_chars: int, embedder: Any, *, log: Callable = print
+) -> tuple[Path, dict[str, Any]]:
+    """A copy of the data set's notes, indexed with `chunk_chars`, reused when already built.
+
+    Returns the copy's folder and what building it cost (empty when it came from the cache).
+    """
+    from memo_core import indexer
+    from memo_core.searcher import Searcher
+
+    model = embedder.model_id if embedder is not None else "nomodel"
+    src = corpus_dir(dataset)
+    n_files = sum(1 for p in src.rglob("*.md"))
+    key = f"{dataset.resolve().name}-c{chunk_chars}-{model}"
+    root = workdir / "idx" / key
+    marker = root.parent / f"{key}.json"
+    want = {
+        "source": str(src.resolve()),
+        "files": n_files,
+        "chunk_chars": chunk_chars,
+        "engine": index_digest(),
+    }
+    if marker.is_file() and (root / ".memo" / "index.db").is_file():
+        info = json.loads(marker.read_text())
+        if {k: info.get(k) for k in want} == want:
+            return root, {}
+    copy_tree(src, root)
+    old = indexer.CHUNK_MAX_CHARS
+    indexer.CHUNK_MAX_CHARS = chunk_chars
+    try:
+        log(f"indexing {src} -> {root} (chunks of {chunk_chars} chars, model {model}) ...")
+        with Searcher(root, embedder=embedder, use_model=embedder is not None) as s:
+            t0 = time.perf_counter()
+            st = s.refresh(embed=embedder is not None)
+            dt = time.perf_counter() - t0
+            chunks = s.status()[0].chunks
+    finally:
+        indexer.CHUNK_MAX_CHARS = old
+    built = {"seconds": dt, "chunks": chunks, "chunks_embedded": st.chunks_embedded}
+    log(
+        f"  {n_files} files, {chunks} chunks, {st.chunks_embedded} embedded in {dt:.1f} s "
+        f"({chunks / dt if dt else 0:.0f} chunks/s)"
+    )
+    marker.write_text(json.dumps({**want, **built}))
+    return root, built
+
+
+def engine_version() -> str:
+    """The commit the engine runs from, with `+dirty` when memo_core has local changes."""
+    import subprocess
+
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "memo_core"], cwd=REPO, capture_output=True, text=True
+        ).stdout.strip()
+    except OSError:
+        return "unknown"
+    return f"{head}{'+dirty' if dirty else ''}" if head else "unknown"
+
+
+def write_json(path: Path | None, data: Any) -> None:
+    if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str))

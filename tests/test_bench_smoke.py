@@ -1,0 +1,174 @@
+"""Smoke runs of the benchmark scripts in bench/ on a tiny generated data set, so they do not rot.
+
+Benchmarks are not tests: these only check that each script's main runs end to end (tiny
+notes, a tiny in-process model or none) and returns figures of the right shape.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from tinymodels import make_tiny_model_dir
+
+from memo_core import collection, fusion, indexer, searcher, store
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+
+TOPICS = [
+    ("Backup", "configure backup restore server disk"),
+    ("Linux setup", "install linux server network config"),
+    ("Docker", "docker build deploy release server"),
+    ("Git", "git build test release log"),
+    ("Python", "python test error log build"),
+    ("Database", "database index search query user password"),
+    ("Weather", "weather rain sun"),
+    ("Soup", "soup recipe cook borscht"),
+    ("Pets", "cat dog bird fish"),
+    ("Fruit", "apple banana recipe"),
+    ("Бэкап", "как настроить бэкап сервер пароль"),
+    ("Сеть", "сеть сервер ошибка"),
+]
+
+
+def _load(name: str):
+    sys.path.insert(0, str(BENCH))
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture
+def dataset(tmp_path: Path) -> Path:
+    ds = tmp_path / "tinyset"
+    corpus = ds / "corpus"
+    corpus.mkdir(parents=True)
+    for i, (title, words) in enumerate(TOPICS):
+        body = "\n\n".join(f"{words} {w}" for w in words.split())
+        (corpus / f"d{i}.md").write_text(f"# {title}\n\n{body}\n\n## More\n\n{words}\n", "utf-8")
+    for split, suffix in (("test", ""), ("train", "-train")):
+        with open(ds / f"queries{suffix}.jsonl", "w", encoding="utf-8") as f:
+            for i, (_, words) in enumerate(TOPICS):
+                f.write(json.dumps({"id": f"{split}{i}", "text": words.split()[0]}) + "\n")
+        with open(ds / f"qrels{suffix}.tsv", "w", encoding="utf-8") as f:
+            f.write("query_id\tdoc_filename\trelevance\n")
+            for i in range(len(TOPICS)):
+                f.write(f"{split}{i}\td{i}.md\t1\n")
+    return ds
+
+
+@pytest.fixture
+def model_dir(tmp_path: Path) -> Path:
+    words = {w for _, ws in TOPICS for w in ws.split()} | {"more", "benchmark", "edit"}
+    return make_tiny_model_dir(tmp_path / "tiny-model", dim=16, words=sorted(words))
+
+
+@pytest.fixture(autouse=True)
+def _restore_knobs(monkeypatch: pytest.MonkeyPatch):
+    """The scripts set the engine's module-level knobs; put them back after each test."""
+    monkeypatch.setattr(indexer, "CHUNK_MAX_CHARS", indexer.CHUNK_MAX_CHARS)
+    for mod in (fusion, searcher, collection):
+        for name in ("fuse", "DENSE_WEIGHT", "FUSION_CANDIDATES"):
+            if hasattr(mod, name):
+                monkeypatch.setattr(mod, name, getattr(mod, name))
+    monkeypatch.setattr(store.Store, "lex", store.Store.lex)
+
+
+def test_quality_smoke(dataset: Path, model_dir: Path, tmp_path: Path) -> None:
+    q = _load("quality")
+    out = q.main(
+        [
+            str(dataset),
+            "--workdir",
+            str(tmp_path / "work"),
+            "--model-dir",
+            str(model_dir),
+            "--chunk-chars",
+            "300",
+            "--dense-weight",
+            "0.4",
+            "--heading-weight",
+            "3",
+            "--json",
+            str(tmp_path / "q.json"),
+        ]
+    )
+    assert set(out["modes"]) == {"lex", "vec", "hybrid"}
+    assert out["queries"] == len(TOPICS)
+    assert out["modes"]["lex"]["ndcg"] > 0.5  # each query's word is in its own note
+    for r in out["modes"].values():
+        assert 0.0 <= r["ndcg"] <= 1.0 and 0.0 <= r["recall"] <= 1.0 and 0.0 <= r["mrr"] <= 1.0
+    assert 0.0 <= out["hybrid_one_sided_share"]["any"] <= 1.0
+    assert (tmp_path / "q.json").is_file()
+    assert not (dataset / "corpus" / ".memo").exists()  # the data set is never written
+
+
+def test_quality_smoke_without_model(dataset: Path, tmp_path: Path) -> None:
+    out = _load("quality").main([str(dataset), "--workdir", str(tmp_path / "w"), "--no-model"])
+    assert set(out["modes"]) == {"lex"}
+
+
+def test_tune_smoke(dataset: Path, model_dir: Path, tmp_path: Path) -> None:
+    out = _load("tune").main(
+        [
+            str(dataset),
+            "--workdir",
+            str(tmp_path / "work"),
+            "--model-dir",
+            str(model_dir),
+            "--chunks",
+            "200,2000",
+            "--heading-weights",
+            "1,2",
+            "--candidates",
+            "100",
+            "--dense-weights",
+            "0,0.5",
+        ]
+    )
+    assert out["split"] == "train"
+    modes = {r["mode"] for r in out["rows"]}
+    assert modes == {"lex", "vec", "hybrid", "rrf60"}
+    assert out["best"]["mode"] == "hybrid"
+
+
+def test_speed_smoke(dataset: Path, model_dir: Path, tmp_path: Path) -> None:
+    out = _load("speed").main(
+        [
+            str(dataset / "corpus"),
+            "--workdir",
+            str(tmp_path / "work"),
+            "--model-dir",
+            str(model_dir),
+            "--queries",
+            "6",
+            "--repeat",
+            "2",
+            "--edits",
+            "1,2",
+            "--ten-k",
+            "20",
+            "--mcp-runs",
+            "1",
+        ]
+    )
+    assert out["full_index"]["chunks_embedded"] > 0
+    assert out["pipeline_vs_embedder"] > 0
+    assert out["refresh_unchanged"]["files"] == len(TOPICS)
+    assert set(out["latency"]) == {
+        "lex",
+        "lex+refresh",
+        "vec",
+        "vec+refresh",
+        "hybrid",
+        "hybrid+refresh",
+    }
+    assert out["edit_1"]["only_changed_embedded"] and out["edit_2"]["only_changed_embedded"]
+    assert out["refresh_unchanged_10k"]["files"] == 20
+    assert out["refresh_unchanged_10k"]["grow_embedded"] == 0  # copies reuse vectors
+    assert "knn_vs_numpy" in out
+    assert "skipped" in out["mcp_cold_start"] or out["mcp_cold_start"]["median_s"] > 0
