@@ -5,6 +5,7 @@
     python bench/profile.py embed   /tmp/memo-bench/speed/office-dev-en [--texts 2000]
     python bench/profile.py embedmem /tmp/memo-bench/speed/office-dev-en [--texts 320]
     python bench/profile.py spin    /tmp/memo-bench/speed/office-dev-ru
+    python bench/profile.py refreshadd /tmp/memo-bench/speed/office-dev-en [--no-model]
     python bench/profile.py mcp
 
 ROOT is an already indexed copy (bench/speed.py leaves one under /tmp/memo-bench/speed/).
@@ -14,6 +15,7 @@ leaner check (tuples, the file states kept in memory between refreshes), then py
 in-memory numpy matrix. `embed`: the embedder on the same texts in different batch orders.
 `embedmem`: peak RSS of the embedder on the longest texts per onnxruntime setting.
 `spin`: search latency with onnxruntime's thread-pool spinning on (default) and off.
+`refreshadd`: lex search, refresh alone and search with refresh, timed side by side.
 `mcp`: the imports behind the `memo-mcp` cold start (python -X importtime).
 """
 
@@ -328,6 +330,29 @@ def _spin_child(args: argparse.Namespace) -> str:
     return "  ".join(f"{m} p50 {C.pct(ts, 50) * 1000:5.1f} ms" for m, ts in times.items())
 
 
+def cmd_refreshadd(args: argparse.Namespace) -> None:
+    """Does a refresh before a search cost more than the refresh alone? Lex searches, each
+    query's refresh timed beside it in the same loop."""
+    import speed
+
+    from memo_core.searcher import Searcher
+
+    use_model = not args.no_model
+    s = Searcher(args.root, use_model=use_model)
+    s.refresh(embed=use_model)
+    search = C.search_fn(s)
+    a, r, b = [], [], []
+    for q in speed.note_titles(args.root, args.queries):
+        a.append(C.timed(lambda q=q: search(q, k=8, mode="lex", refresh=False))[0])
+        r.append(C.timed(lambda: s.refresh(embed=use_model))[0])
+        b.append(C.timed(lambda q=q: search(q, k=8, mode="lex", refresh=True))[0])
+    m = [statistics.median(x) * 1000 for x in (a, r, b)]
+    print(
+        f"model loaded: {use_model}; p50 lex {m[0]:.1f} ms, refresh alone {m[1]:.1f} ms, "
+        f"lex with refresh {m[2]:.1f} ms: excess {m[2] - m[0] - m[1]:.1f} ms"
+    )
+
+
 def cmd_mcp(args: argparse.Namespace) -> None:
     r = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", "import memo_mcp.server"],
@@ -385,6 +410,10 @@ def main(argv: list[str] | None = None) -> None:
     a.add_argument("--queries", type=int, default=200)
     a.add_argument("--repeat", type=int, default=2)
     a.add_argument("--variant", default=None, help=argparse.SUPPRESS)
+    a = sub.add_parser("refreshadd")
+    a.add_argument("root", type=Path)
+    a.add_argument("--queries", type=int, default=200)
+    a.add_argument("--no-model", action="store_true")
     a = sub.add_parser("mcp")
     a.add_argument("--top", type=int, default=25)
     args = p.parse_args(argv)
@@ -394,6 +423,7 @@ def main(argv: list[str] | None = None) -> None:
         "embed": cmd_embed,
         "embedmem": cmd_embedmem,
         "spin": cmd_spin,
+        "refreshadd": cmd_refreshadd,
         "mcp": cmd_mcp,
     }
     cmds[args.cmd](args)

@@ -261,11 +261,14 @@ def latency(s, queries: list[str], modes: list[str], k: int) -> dict:
         for mode, refresh in variants:
             search(q, k=k, mode=mode, refresh=refresh)
     times: dict[tuple[str, bool], list[float]] = {v: [] for v in variants}
+    alone: list[float] = []  # the refresh by itself, in the same loop (same cache state)
+    embed = any(m != "lex" for m in modes)
     for q in queries:
         for mode, refresh in variants:
             t, _ = C.timed(lambda q=q, m=mode, r=refresh: search(q, k=k, mode=m, refresh=r))
             times[(mode, refresh)].append(t)
-    return {
+        alone.append(C.timed(lambda: s.refresh(embed=embed))[0])
+    out = {
         f"{mode}{'+refresh' if refresh else ''}": {
             "p50_ms": C.pct(ts, 50) * 1000,
             "p95_ms": C.pct(ts, 95) * 1000,
@@ -273,6 +276,12 @@ def latency(s, queries: list[str], modes: list[str], k: int) -> dict:
         }
         for (mode, refresh), ts in times.items()
     }
+    out["refresh alone"] = {
+        "p50_ms": C.pct(alone, 50) * 1000,
+        "p95_ms": C.pct(alone, 95) * 1000,
+        "n": len(alone),
+    }
+    return out
 
 
 def breakdown(s, queries: list[str], k: int, mode: str) -> dict:
@@ -595,8 +604,15 @@ def main(argv: list[str] | None = None) -> dict:
         out["latency"] = lat
         for key, v in lat.items():
             mode = key.split("+")[0]
-            tgt = TARGETS["p50_ms"][mode]
-            extra = "" if "+" in key else f" (target p50 <= {tgt} ms)"
+            if mode in TARGETS["p50_ms"] and "+" not in key:
+                extra = f" (target p50 <= {TARGETS['p50_ms'][mode]} ms)"
+            elif "+" in key:
+                added = v["p50_ms"] - lat[mode]["p50_ms"]
+                extra = (
+                    f" (refresh adds {added:.1f} ms; alone {lat['refresh alone']['p50_ms']:.1f})"
+                )
+            else:
+                extra = " (in the same loop: the floor of what refresh may add)"
             say(f"   {key:15} p50 {v['p50_ms']:7.1f} ms  p95 {v['p95_ms']:7.1f} ms{extra}")
         out["breakdown_ms"] = {m: breakdown(s, queries, args.k, m) for m in modes}
         for m, b in out["breakdown_ms"].items():

@@ -166,6 +166,7 @@ def test_speed_smoke(dataset: Path, model_dir: Path, tmp_path: Path) -> None:
         "vec+refresh",
         "hybrid",
         "hybrid+refresh",
+        "refresh alone",
     }
     assert out["edit_1"]["only_changed_embedded"] and out["edit_2"]["only_changed_embedded"]
     assert out["refresh_unchanged_10k"]["files"] == 20
