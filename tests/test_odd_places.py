@@ -83,3 +83,19 @@ def test_foreign_index_file_is_never_replaced(notes: Path) -> None:
         Searcher(notes, use_model=False).reindex()
     db = apsw.Connection(str(notes / ".memo" / "index.db"))
     assert db.execute("SELECT x FROM precious").fetchone() == (42,)
+
+
+@pytest.mark.slow
+def test_fifty_thousand_tiny_files(tmp_path: Path) -> None:
+    root = tmp_path / "many"
+    for d in range(50):
+        sub = root / f"d{d:02}"
+        sub.mkdir(parents=True)
+        for i in range(1000):
+            (sub / f"n{i}.md").write_text(f"# N{d}-{i}\n\nword{d}x{i}\n", encoding="utf-8")
+    (root / "index.md").write_text("# Index\n", encoding="utf-8")
+    with Searcher(root, use_model=False) as s:
+        stats = s.refresh(embed=False)
+        assert stats.added == 50_001
+        assert s.search("word49x999", mode="lex")[0].relpath == "d49/n999.md"
+        assert not s.refresh(embed=False).changed_anything
