@@ -43,7 +43,8 @@ trap 'rm -rf "$scratch"' EXIT
 export MCP_CATALOG_PATH="$scratch/mcp.json"
 
 inspect() {
-    npx -y "$INSPECTOR" --cli --cwd "$repo" "${env_args[@]}" "${server[@]}" "$@"
+    # --root: memo-mcp may use only the notes folder under test (its default is $HOME).
+    npx -y "$INSPECTOR" --cli --cwd "$repo" "${env_args[@]}" "${server[@]}" --root "$notes" "$@"
 }
 
 if ((http)); then
