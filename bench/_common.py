@@ -7,8 +7,6 @@ collection it indexes, so a data set is always copied first.
 
 from __future__ import annotations
 
-import functools
-import inspect
 import json
 import math
 import os
@@ -61,58 +59,31 @@ def apply_knobs(
     heading_weight: float | None = None,
     body_weight: float | None = None,
 ) -> dict[str, Any]:
-    """Set the engine's tuning knobs; returns the values in effect.
+    """Set the engine's tuning knobs (module attributes it reads at call time); returns the
+    values in effect."""
+    from memo_core import fusion, indexer, store
 
-    The knobs are module attributes, but some are imported by name into other modules, and
-    `fusion.DENSE_WEIGHT` is bound as `fuse`'s default argument at import time; so each is
-    set in every engine module that holds it, and `fuse` is wrapped where it is imported.
-    """
-    from memo_core import collection, fusion, indexer, searcher, store
-
-    mods = (fusion, searcher, collection)
     if chunk_chars is not None:
         indexer.CHUNK_MAX_CHARS = int(chunk_chars)
     if dense_weight is not None:
         fusion.DENSE_WEIGHT = float(dense_weight)
-        wrapped = functools.partial(fusion.fuse, dense_weight=float(dense_weight))
-        for m in (searcher, collection):
-            if hasattr(m, "fuse"):
-                m.fuse = wrapped
     if fusion_candidates is not None:
-        for m in mods:
-            if hasattr(m, "FUSION_CANDIDATES"):
-                m.FUSION_CANDIDATES = int(fusion_candidates)
-    if heading_weight is not None or body_weight is not None:
-        hw = 2.0 if heading_weight is None else float(heading_weight)
-        bw = 1.0 if body_weight is None else float(body_weight)
-
-        def lex(self, match: str, limit: int, _w=(hw, bw)):
-            return lex_weighted(self, match, limit, *_w)
-
-        store.Store.lex = lex
+        fusion.FUSION_CANDIDATES = int(fusion_candidates)
+    if heading_weight is not None:
+        store.HEADING_WEIGHT = float(heading_weight)
+    if body_weight is not None:
+        store.BODY_WEIGHT = float(body_weight)
     return knobs_in_effect()
 
 
 def knobs_in_effect() -> dict[str, Any]:
-    from memo_core import collection, fusion, indexer, searcher, store
+    from memo_core import fusion, indexer, store
 
-    user = collection if hasattr(collection, "fuse") else searcher
-    f = user.fuse
-    dw = (
-        f.keywords["dense_weight"]
-        if isinstance(f, functools.partial)
-        else inspect.signature(f).parameters["dense_weight"].default
-    )
-    fc = getattr(user, "FUSION_CANDIDATES", getattr(fusion, "FUSION_CANDIDATES", None))
-    lex_src = inspect.getsource(store.Store.lex)
-    weights = "patched" if "lex_weighted" in lex_src else "bm25(fts, 2.0, 1.0)"
-    if "bm25(fts," in lex_src:
-        weights = lex_src[lex_src.index("bm25(fts,") :].split(")")[0] + ")"
     return {
         "chunk_chars": indexer.CHUNK_MAX_CHARS,
-        "dense_weight": dw,
-        "fusion_candidates": fc,
-        "bm25": weights,
+        "dense_weight": fusion.DENSE_WEIGHT,
+        "fusion_candidates": fusion.FUSION_CANDIDATES,
+        "bm25": f"bm25(fts, {store.HEADING_WEIGHT}, {store.BODY_WEIGHT})",
     }
 
 
@@ -123,8 +94,6 @@ def store_of(coll: Any) -> Any:
 
 def knn_of(coll: Any) -> Callable[[Any, int], list[tuple[int, float]]]:
     """The engine's nearest-neighbour search of one collection, as (vector, k) -> ranked."""
-    if hasattr(coll, "knn"):
-        return coll.knn
     store = store_of(coll)
 
     def knn(vector: Any, k: int) -> list[tuple[int, float]]:
@@ -143,15 +112,6 @@ def vec0_knn(coll: Any, vector: Any, k: int) -> list[tuple[int, float]]:
         (np.asarray(vector, np.float32).tobytes(), min(k, 4096)),
     )
     return [(cid, 1.0 - d if d is not None else 0.0) for cid, d in rows]
-
-
-def lex_weighted(store: Any, match: str, limit: int, hw: float, bw: float):
-    """Store.lex with other bm25 column weights (heading, body)."""
-    rows = store.db.execute(
-        "SELECT rowid, bm25(fts, ?, ?) AS r FROM fts WHERE fts MATCH ? ORDER BY r LIMIT ?",
-        (hw, bw, match, limit),
-    )
-    return [(cid, -score) for cid, score in rows]
 
 
 # -- data sets ---------------------------------------------------------------------------
@@ -277,16 +237,8 @@ def ms(x: float) -> str:
 
 
 def search_fn(searcher: Any) -> Callable[..., Any]:
-    """searcher.search(query, k, mode, refresh=...); engines whose search has no `refresh`
-    parameter always refresh (then the figures "without refresh" include it: said so)."""
-    if "refresh" in inspect.signature(searcher.search).parameters:
-        return searcher.search
-    print("note: Searcher.search has no `refresh` parameter: every search refreshes")
-
-    def search(query: str, k: int = 8, mode: str = "hybrid", *, refresh: bool = True):
-        return searcher.search(query, k=k, mode=mode)
-
-    return search
+    """searcher.search(query, k, mode, refresh=...)."""
+    return searcher.search
 
 
 # -- indexes, cached per data set, chunk size and model -----------------------------------

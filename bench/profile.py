@@ -43,29 +43,6 @@ def med_ms(fn, n: int = 15) -> float:
     return statistics.median(xs) * 1000
 
 
-def scan_tuples(root: str) -> dict[str, tuple[int, int]]:
-    """discovery.scan without FileStat objects or symlink handling (prototype)."""
-    found: dict[str, tuple[int, int]] = {}
-    stack = [(root, "")]
-    while stack:
-        d, rel = stack.pop()
-        try:
-            it = os.scandir(d)
-        except OSError:
-            continue
-        with it:
-            for e in it:
-                name = e.name
-                if name[0] == ".":
-                    continue
-                if e.is_dir(follow_symlinks=False):
-                    stack.append((e.path, f"{rel}{name}/"))
-                elif name[-3:].lower() == ".md":
-                    st = e.stat(follow_symlinks=False)
-                    found[rel + name] = (st.st_mtime_ns, st.st_size)
-    return found
-
-
 def cmd_refresh(args: argparse.Namespace) -> None:
     import speed
     from pyinstrument import Profiler
@@ -79,24 +56,15 @@ def cmd_refresh(args: argparse.Namespace) -> None:
     store = C.store_of(s.collections[0])
     known = {p: (m, z) for p, m, z in store.db.execute("SELECT path, mtime_ns, size FROM files")}
 
-    def proto() -> None:
-        found = scan_tuples(root)
-        todo = [r for r, st in found.items() if known.get(r) != st]
-        gone = known.keys() - found.keys()
-        assert not todo and not gone
-
     rows = {
         "walk + stat (floor)": lambda: speed.walk_stat(root),
         "Searcher.refresh (unchanged)": s.refresh,
         "  discover(path)": lambda: discover(root),
         "  discovery.scan": lambda: scan(args.root),
-        "  Store.file_stats (kept between refreshes)"
-        if hasattr(store, "file_stats")
-        else "  Store.file_states": getattr(store, "file_stats", None) or store.file_states,
+        "  Store.file_stats (kept between refreshes)": store.file_stats,
         "  SELECT path, mtime_ns, size -> tuples": lambda: {
             p: (m, z) for p, m, z in store.db.execute("SELECT path, mtime_ns, size FROM files")
         },
-        "prototype: scan_tuples + compare with states kept in memory": proto,
     }
     # Interleaved rounds, so every row sees the same machine load.
     times: dict[str, list[float]] = {k: [] for k in rows}

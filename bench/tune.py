@@ -4,7 +4,7 @@
 
 Knobs: chunk size (`indexer.CHUNK_MAX_CHARS`, one index per value, cached under the work
 folder), bm25 column weights (heading, body; `Store.lex` uses 2.0, 1.0), candidates fused
-per side (`max(k, searcher.FUSION_CANDIDATES)`) and the dense weight of the min-max score
+per side (`max(k, fusion.FUSION_CANDIDATES)`) and the dense weight of the min-max score
 fusion (`fusion.DENSE_WEIGHT`); reciprocal-rank fusion (k=60) is shown for comparison.
 Protocol as bench/quality.py: k=100 chunks, deduplicated to the first 10 files.
 Per query the word and vector rankings are computed once per index (and weights), so the
@@ -117,7 +117,8 @@ def main(argv: list[str] | None = None) -> dict:
                 )
                 print(f"chunks {chunk} ({n_chunks} chunks): vec nDCG@10 {r['ndcg']:.4f}")
             for hw in args.heading_weights:
-                lex = [C.lex_weighted(store, m, depth, hw, 1.0) if m else [] for m in matches]
+                C.apply_knobs(heading_weight=hw, body_weight=1.0)
+                lex = [store.lex(m, depth) if m else [] for m in matches]
                 r = evaluate(
                     {"chunk": chunk, "mode": "lex", "hw": hw, "n": args.k, "dw": 0.0},
                     [score([c for c, _ in x[: args.k]], id2file) for x in lex],

@@ -19,11 +19,11 @@ from pathlib import Path
 import apsw
 import numpy as np
 
+from . import fusion
 from .discovery import INDEX_DIR, INDEX_FILE
 from .embedder import Embedder
 from .errors import IndexBusyError, IndexLocationError, IndexStoreError
 from .filelock import FileLock
-from .fusion import FUSION_CANDIDATES, fuse
 from .indexer import Indexer, ProgressFn, RefreshStats
 from .model_install import cache_dir
 from .results import CollectionStatus, Hit
@@ -129,7 +129,7 @@ class Collection:
     def search(self, match: str, qvec: np.ndarray | None, k: int, mode: str) -> list[Hit]:
         """This collection's k best hits, all read from one snapshot, so a writer committing
         meanwhile (another process's refresh) cannot remove a hit between its steps."""
-        n = k if mode != "hybrid" else max(k, FUSION_CANDIDATES)
+        n = k if mode != "hybrid" else max(k, fusion.FUSION_CANDIDATES)
         with self._reading() as store, store.snapshot():
             lex = store.lex(match, n) if mode != "vec" and match else []
             vec: list[tuple[int, float]] = []
@@ -137,7 +137,7 @@ class Collection:
                 self._vectors.sync(store)
                 vec = self._vectors.nearest(qvec, n)
             if mode == "hybrid":
-                ranked = fuse(lex, vec)[:k]
+                ranked = fusion.fuse(lex, vec)[:k]
             else:
                 side = "lex" if mode == "lex" else "vec"
                 ranked = [(cid, score, (side,)) for cid, score in (lex or vec)]

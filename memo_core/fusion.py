@@ -28,9 +28,12 @@ def minmax(scores: Sequence[tuple[int, float]]) -> dict[int, float]:
 def fuse(
     lex: Sequence[tuple[int, float]],
     vec: Sequence[tuple[int, float]],
-    dense_weight: float = DENSE_WEIGHT,
+    dense_weight: float | None = None,
 ) -> list[tuple[int, float, tuple[str, ...]]]:
-    """(chunk id, fused score, which sides found it), best first."""
+    """(chunk id, fused score, which sides found it), best first; the weight defaults to
+    DENSE_WEIGHT as it is at call time, so a tuning script can set it."""
+    if dense_weight is None:
+        dense_weight = DENSE_WEIGHT
     lex_n, vec_n = minmax(lex), minmax(vec)
     fused = []
     for cid in lex_n.keys() | vec_n.keys():

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import Literal
 
 from . import models, textnorm
 from .collection import Collection
@@ -15,7 +14,6 @@ from .errors import InvalidArgumentError, ModelUnavailableError
 from .indexer import ProgressFn, RefreshStats
 from .results import CollectionStatus, SearchResults
 
-Mode = Literal["hybrid", "lex", "vec"]
 MODES: tuple[str, ...] = ("hybrid", "lex", "vec")
 MAX_K = 100
 MAX_QUERY_CHARS = 4000
