@@ -15,9 +15,12 @@ import shutil
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from memo_core import Embedder, ModelSource, Searcher, Tuning
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_WORKDIR = Path(os.environ.get("MEMO_BENCH_DIR", "/tmp/memo-bench"))
@@ -40,74 +43,87 @@ def apply_model_args(args: Any) -> None:
 
 
 def get_embedder(args: Any):
-    """The configured model, or None with --no-model."""
+    """The configured model (never installed from here), or None with --no-model."""
     if args.no_model:
         return None
-    from memo_core import models
-
-    return models.get_embedder(auto_install=False)
+    return ModelSource(auto_install=False).get()
 
 
-# -- knobs (module attributes of the engine, set from the command line) --------------------
+class TimedEmbedder(Embedder):
+    """Wraps an embedder and adds up the seconds spent in it (for the share of index time)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.model_id, self.dim = inner.model_id, inner.dim
+        self.batch_size, self.max_batch_chars = inner.batch_size, inner.max_batch_chars
+        self.seconds = 0.0
+
+    def embed_batch(self, texts: list[str], *, query: bool = False) -> Any:
+        t = time.perf_counter()
+        try:
+            return self.inner.embed_batch(texts, query=query)
+        finally:
+            self.seconds += time.perf_counter() - t
 
 
-def apply_knobs(
+# -- knobs (a Tuning built from the command line) ------------------------------------------
+
+
+def tuning_from(
     *,
     chunk_chars: int | None = None,
     dense_weight: float | None = None,
     fusion_candidates: int | None = None,
     heading_weight: float | None = None,
     body_weight: float | None = None,
-) -> dict[str, Any]:
-    """Set the engine's tuning knobs (module attributes it reads at call time); returns the
-    values in effect."""
-    from memo_core import fusion, indexer, store
+) -> Any:
+    """The engine's default Tuning with the knobs given here changed."""
+    import dataclasses
 
-    if chunk_chars is not None:
-        indexer.CHUNK_MAX_CHARS = int(chunk_chars)
-    if dense_weight is not None:
-        fusion.DENSE_WEIGHT = float(dense_weight)
-    if fusion_candidates is not None:
-        fusion.FUSION_CANDIDATES = int(fusion_candidates)
-    if heading_weight is not None:
-        store.HEADING_WEIGHT = float(heading_weight)
-    if body_weight is not None:
-        store.BODY_WEIGHT = float(body_weight)
-    return knobs_in_effect()
+    given = {
+        "chunk_max_chars": chunk_chars,
+        "dense_weight": dense_weight,
+        "fusion_candidates": fusion_candidates,
+        "heading_weight": heading_weight,
+        "body_weight": body_weight,
+    }
+    return dataclasses.replace(Tuning(), **{k: v for k, v in given.items() if v is not None})
 
 
-def knobs_in_effect() -> dict[str, Any]:
-    from memo_core import fusion, indexer, store
-
+def knobs_of(tuning: Any) -> dict[str, Any]:
     return {
-        "chunk_chars": indexer.CHUNK_MAX_CHARS,
-        "dense_weight": fusion.DENSE_WEIGHT,
-        "fusion_candidates": fusion.FUSION_CANDIDATES,
-        "bm25": f"bm25(fts, {store.HEADING_WEIGHT}, {store.BODY_WEIGHT})",
+        "chunk_chars": tuning.chunk_max_chars,
+        "dense_weight": tuning.dense_weight,
+        "fusion_candidates": tuning.fusion_candidates,
+        "bm25": f"bm25(fts, {tuning.heading_weight}, {tuning.body_weight})",
     }
 
 
-def store_of(coll: Any) -> Any:
-    """A collection's read connection (a private attribute: benchmarks only)."""
-    return coll._store
+def searcher(root: Path, embedder: Any, tuning: Any = None) -> Any:
+    """A Searcher over `root` with this model (None: words only) and tuning."""
+    return Searcher(root, embedder=embedder, use_model=embedder is not None, tuning=tuning)
 
 
-def knn_of(coll: Any) -> Callable[[Any, int], list[tuple[int, float]]]:
-    """The engine's nearest-neighbour search of one collection, as (vector, k) -> ranked."""
-    store = store_of(coll)
-
-    def knn(vector: Any, k: int) -> list[tuple[int, float]]:
-        coll._vectors.sync(store)
-        return coll._vectors.nearest(vector, k)
-
-    return knn
+@contextmanager
+def reading(coll: Any) -> Iterator[Any]:
+    """A collection's read connection inside one snapshot (engine internals: bench only)."""
+    with coll.snapshot() as store:
+        if store is None:
+            raise SystemExit(f"{coll.root} has no index yet")
+        yield store
 
 
-def vec0_knn(coll: Any, vector: Any, k: int) -> list[tuple[int, float]]:
+def knn(coll: Any, store: Any, vector: Any, k: int) -> list[tuple[int, float]]:
+    """The engine's nearest-neighbour search of one collection (inside `reading`)."""
+    coll._vectors.sync(store)
+    return coll._vectors.nearest(vector, k)
+
+
+def vec0_knn(store: Any, vector: Any, k: int) -> list[tuple[int, float]]:
     """sqlite-vec's own KNN over the vec0 table (the engine's first way to search vectors)."""
     import numpy as np
 
-    rows = store_of(coll).db.execute(
+    rows = store.db.execute(
         "SELECT rowid, distance FROM vec WHERE embedding MATCH ? AND k = ? ORDER BY distance",
         (np.asarray(vector, np.float32).tobytes(), min(k, 4096)),
     )
@@ -233,14 +249,6 @@ def ms(x: float) -> str:
     return f"{x * 1000:.1f} ms"
 
 
-# -- search ------------------------------------------------------------------------------
-
-
-def search_fn(searcher: Any) -> Callable[..., Any]:
-    """searcher.search(query, k, mode, refresh=...)."""
-    return searcher.search
-
-
 # -- indexes, cached per data set, chunk size and model -----------------------------------
 
 
@@ -250,32 +258,29 @@ def index_digest() -> str:
     import hashlib
 
     h = hashlib.blake2b(digest_size=8)
-    for name in ("chunking.py", "indexer.py", "textnorm.py", "store.py"):
+    for name in ("chunking.py", "indexer.py", "textnorm.py", "store.py", "schema.py"):
         p = REPO / "memo_core" / name
         h.update(p.read_bytes() if p.is_file() else b"")
     return h.hexdigest()
 
 
 def cached_index(
-    dataset: Path, workdir: Path, chunk_chars: int, embedder: Any, *, log: Callable = print
+    dataset: Path, workdir: Path, tuning: Any, embedder: Any, *, log: Callable = print
 ) -> tuple[Path, dict[str, Any]]:
-    """A copy of the data set's notes, indexed with `chunk_chars`, reused when already built.
+    """A copy of the data set's notes, indexed with `tuning`, reused when already built.
 
     Returns the copy's folder and what building it cost (empty when it came from the cache).
     """
-    from memo_core import indexer
-    from memo_core.searcher import Searcher
-
     model = embedder.model_id if embedder is not None else "nomodel"
     src = corpus_dir(dataset)
     n_files = sum(1 for p in src.rglob("*.md"))
-    key = f"{dataset.resolve().name}-c{chunk_chars}-{model}"
+    key = f"{dataset.resolve().name}-c{tuning.chunk_max_chars}-{model}"
     root = workdir / "idx" / key
     marker = root.parent / f"{key}.json"
     want = {
         "source": str(src.resolve()),
         "files": n_files,
-        "chunk_chars": chunk_chars,
+        "identity": tuning.identity(),
         "engine": index_digest(),
     }
     if marker.is_file() and (root / ".memo" / "index.db").is_file():
@@ -283,17 +288,12 @@ def cached_index(
         if {k: info.get(k) for k in want} == want:
             return root, {}
     copy_tree(src, root)
-    old = indexer.CHUNK_MAX_CHARS
-    indexer.CHUNK_MAX_CHARS = chunk_chars
-    try:
-        log(f"indexing {src} -> {root} (chunks of {chunk_chars} chars, model {model}) ...")
-        with Searcher(root, embedder=embedder, use_model=embedder is not None) as s:
-            t0 = time.perf_counter()
-            st = s.refresh(embed=embedder is not None)
-            dt = time.perf_counter() - t0
-            chunks = s.status()[0].chunks
-    finally:
-        indexer.CHUNK_MAX_CHARS = old
+    log(f"indexing {src} -> {root} (chunks of {tuning.chunk_max_chars} chars, model {model}) ...")
+    with searcher(root, embedder, tuning) as s:
+        t0 = time.perf_counter()
+        st = s.refresh(embed=embedder is not None)
+        dt = time.perf_counter() - t0
+        chunks = s.status()[0].chunks
     built = {"seconds": dt, "chunks": chunks, "chunks_embedded": st.chunks_embedded}
     log(
         f"  {n_files} files, {chunks} chunks, {st.chunks_embedded} embedded in {dt:.1f} s "

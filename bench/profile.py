@@ -47,24 +47,32 @@ def cmd_refresh(args: argparse.Namespace) -> None:
     import speed
     from pyinstrument import Profiler
 
-    from memo_core.discovery import discover, scan
-    from memo_core.searcher import Searcher
+    from memo_core import scan
+    from memo_core.discovery import discover, resolve_path
 
     root = str(args.root)
-    s = Searcher(args.root)
+    s = C.searcher(args.root, C.get_embedder(args))
     s.refresh()
-    store = C.store_of(s.collections[0])
-    known = {p: (m, z) for p, m, z in store.db.execute("SELECT path, mtime_ns, size FROM files")}
+    coll = s.collections[0]
+    with C.reading(coll) as store:
+        known = store.file_stats()
+
+    def file_stats() -> object:
+        with C.reading(coll) as store:
+            return store.file_stats()
+
+    def select_stats() -> object:
+        with C.reading(coll) as store:
+            sql = "SELECT path, mtime_ns, size FROM files"
+            return {p: (m, z) for p, m, z in store.db.execute(sql)}
 
     rows = {
         "walk + stat (floor)": lambda: speed.walk_stat(root),
         "Searcher.refresh (unchanged)": s.refresh,
-        "  discover(path)": lambda: discover(root),
-        "  discovery.scan": lambda: scan(args.root),
-        "  Store.file_stats (kept between refreshes)": store.file_stats,
-        "  SELECT path, mtime_ns, size -> tuples": lambda: {
-            p: (m, z) for p, m, z in store.db.execute("SELECT path, mtime_ns, size FROM files")
-        },
+        "  discover(path)": lambda: discover(resolve_path(root)),
+        "  walker.scan": lambda: scan(args.root),
+        "  Store.file_stats (kept between refreshes)": file_stats,
+        "  SELECT path, mtime_ns, size -> tuples": select_stats,
     }
     # Interleaved rounds, so every row sees the same machine load.
     times: dict[str, list[float]] = {k: [] for k in rows}
@@ -90,11 +98,9 @@ def cmd_search(args: argparse.Namespace) -> None:
     import speed
     from pyinstrument import Profiler
 
-    from memo_core.searcher import Searcher
-
-    s = Searcher(args.root)
+    s = C.searcher(args.root, C.get_embedder(args))
     s.refresh()
-    search = C.search_fn(s)
+    search = s.search
     qs = speed.note_titles(args.root, args.queries)
     for q in qs[:5]:
         search(q, k=8, mode=args.mode, refresh=False)
@@ -106,26 +112,32 @@ def cmd_search(args: argparse.Namespace) -> None:
     print(p.output_text(unicode=False, color=False))
     # KNN: sqlite-vec's vec0 scan, the engine's, and numpy over float32 / float16 matrices.
     c = s.collections[0]
-    store = C.store_of(c)
-    t, rows = C.timed(lambda: list(store.db.execute("SELECT rowid, embedding FROM vec")))
-    ids = np.array([r[0] for r in rows])
-    m32 = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+    emb = s.engine.models.get()
+    with C.reading(c) as store:
+        t, (ids, m32) = C.timed(lambda: store.vectors(None, emb.dim))
     m16 = m32.astype(np.float16)
     print(
         f"loading {len(ids)} vectors into memory: {t * 1000:.0f} ms, {m32.nbytes / 2**20:.0f} MiB"
     )
-    qv = s.embedder().embed(qs, query=True)
+    qv = emb.embed(qs, query=True)
 
     def top(m, q, k=50):
         sc = m @ q.astype(m.dtype)
         idx = np.argpartition(-sc, k - 1)[:k]
         return ids[idx[np.argsort(-sc[idx])]]
 
-    engine = C.knn_of(c)
+    def engine(q, k):
+        with C.reading(c) as store:
+            return C.knn(c, store, q, k)
+
+    def vec0(q, k):
+        with C.reading(c) as store:
+            return C.vec0_knn(store, q, k)
+
     times: dict[str, list[float]] = {}
     for q in qv:
         for name, fn in (
-            ("sqlite-vec vec0", lambda q=q: C.vec0_knn(c, q, 50)),
+            ("sqlite-vec vec0", lambda q=q: vec0(q, 50)),
             ("engine knn", lambda q=q: engine(q, 50)),
             ("numpy float32", lambda q=q: top(m32, q)),
             ("numpy float16", lambda q=q: top(m16, q)),
@@ -139,14 +151,15 @@ def cmd_search(args: argparse.Namespace) -> None:
 def cmd_embed(args: argparse.Namespace) -> None:
     import apsw
 
-    from memo_core import models
-    from memo_core.discovery import INDEX_DIR, INDEX_FILE
-    from memo_core.indexer import BATCH_CHUNKS, embed_input
+    from memo_core import Tuning, index_path
+    from memo_core.indexer import embed_input
 
-    e = models.get_embedder(auto_install=False)
-    db = apsw.Connection(str(args.root / INDEX_DIR / INDEX_FILE), flags=apsw.SQLITE_OPEN_READONLY)
+    tuning = Tuning()
+    batch_chunks = tuning.batch_chunks
+    e = C.get_embedder(args)
+    db = apsw.Connection(str(index_path(args.root)), flags=apsw.SQLITE_OPEN_READONLY)
     texts = [
-        embed_input(h, t)
+        embed_input(h, t, tuning.embed_max_chars)
         for h, t in db.execute(
             "SELECT heading, text FROM chunks ORDER BY id LIMIT ?", (args.texts,)
         )
@@ -156,16 +169,16 @@ def cmd_embed(args: argparse.Namespace) -> None:
     def run(order: str) -> None:
         if order == "sorted, all at once (floor)":
             e.embed(texts)
-        elif order == f"sorted in groups of {BATCH_CHUNKS} (pipeline)":
-            for i in range(0, len(texts), BATCH_CHUNKS):
-                e.embed(texts[i : i + BATCH_CHUNKS])
+        elif order == f"sorted in groups of {batch_chunks} (pipeline)":
+            for i in range(0, len(texts), batch_chunks):
+                e.embed(texts[i : i + batch_chunks])
         else:
             for i in range(0, len(texts), bs):
                 e.embed_batch(texts[i : i + bs])
 
     orders = [
         "sorted, all at once (floor)",
-        f"sorted in groups of {BATCH_CHUNKS} (pipeline)",
+        f"sorted in groups of {batch_chunks} (pipeline)",
         f"file order, batches of {bs}, unsorted",
     ]
     times: dict[str, list[float]] = {o: [] for o in orders}
@@ -213,8 +226,7 @@ def _embedmem_child(args: argparse.Namespace) -> str:
     import apsw
     import onnxruntime as ort
 
-    from memo_core import models
-    from memo_core.discovery import INDEX_DIR, INDEX_FILE
+    from memo_core import Tuning, index_path
     from memo_core.indexer import embed_input
 
     v = MEM_VARIANTS[args.variant]
@@ -231,13 +243,13 @@ def _embedmem_child(args: argparse.Namespace) -> str:
         return so
 
     ort.SessionOptions = options  # the embedder builds its options through this name
-    e = models.get_embedder(auto_install=False)
+    e = C.get_embedder(args)
     if "batch" in v:
         e.batch_size = v["batch"]
     loaded = C.peak_rss_mb()
-    db = apsw.Connection(str(args.root / INDEX_DIR / INDEX_FILE), flags=apsw.SQLITE_OPEN_READONLY)
+    db = apsw.Connection(str(index_path(args.root)), flags=apsw.SQLITE_OPEN_READONLY)
     texts = [
-        embed_input(h, t)
+        embed_input(h, t, Tuning().embed_max_chars)
         for h, t in db.execute(
             "SELECT heading, text FROM chunks ORDER BY "
             + ("length(text) DESC" if args.order == "long" else "id")
@@ -274,8 +286,6 @@ def _spin_child(args: argparse.Namespace) -> str:
     import onnxruntime as ort
     import speed
 
-    from memo_core.searcher import Searcher
-
     plain = ort.SessionOptions
 
     def options():
@@ -285,10 +295,10 @@ def _spin_child(args: argparse.Namespace) -> str:
         return so
 
     ort.SessionOptions = options
-    s = Searcher(args.root)
+    s = C.searcher(args.root, C.get_embedder(args))
     s.refresh()
     qs = speed.note_titles(args.root, args.queries)
-    search = C.search_fn(s)
+    search = s.search
     times: dict[str, list[float]] = {"lex": [], "vec": [], "hybrid": []}
     for q in qs[:5]:
         search(q, k=8, mode="hybrid", refresh=False)
@@ -303,12 +313,10 @@ def cmd_refreshadd(args: argparse.Namespace) -> None:
     query's refresh timed beside it in the same loop."""
     import speed
 
-    from memo_core.searcher import Searcher
-
     use_model = not args.no_model
-    s = Searcher(args.root, use_model=use_model)
+    s = C.searcher(args.root, C.get_embedder(args))
     s.refresh(embed=use_model)
-    search = C.search_fn(s)
+    search = s.search
     a, r, b = [], [], []
     for q in speed.note_titles(args.root, args.queries):
         a.append(C.timed(lambda q=q: search(q, k=8, mode="lex", refresh=False))[0])
@@ -355,6 +363,7 @@ def cmd_mcp(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.set_defaults(no_model=False)
     sub = p.add_subparsers(dest="cmd", required=True)
     a = sub.add_parser("refresh")
     a.add_argument("root", type=Path)

@@ -44,15 +44,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> dict:
     args = parse(argv)
     C.apply_model_args(args)
-    from memo_core import indexer
-    from memo_core.searcher import Searcher
-
-    knobs = C.apply_knobs(
+    tuning = C.tuning_from(
         chunk_chars=args.chunk_chars,
         dense_weight=args.dense_weight,
         fusion_candidates=args.fusion_candidates,
         heading_weight=args.heading_weight,
     )
+    knobs = C.knobs_of(tuning)
     embedder = C.get_embedder(args)
     modes = [m for m in args.modes.split(",") if m]
     if embedder is None:
@@ -63,7 +61,7 @@ def main(argv: list[str] | None = None) -> dict:
     if args.limit:
         qids = qids[: args.limit]
 
-    root, built = C.cached_index(args.dataset, args.workdir, indexer.CHUNK_MAX_CHARS, embedder)
+    root, built = C.cached_index(args.dataset, args.workdir, tuning, embedder)
     out: dict = {
         "dataset": str(args.dataset),
         "split": args.split,
@@ -79,10 +77,10 @@ def main(argv: list[str] | None = None) -> dict:
         f"{args.dataset} [{args.split}] {len(qids)} queries, k={args.k} chunks -> top 10 files; "
         f"knobs {knobs}; model {out['model']}; engine {out['engine']}"
     )
-    with Searcher(root, embedder=embedder, use_model=embedder is not None) as s:
+    with C.searcher(root, embedder, tuning) as s:
         st = s.status()[0]
         out["index"].update(files=st.files, chunks=st.chunks)
-        search = C.search_fn(s)
+        search = s.search
         one_sided = {"any": 0, "lex_only": 0, "vec_only": 0, "relevant": 0}
         for mode in modes:
             per: dict[str, list[float]] = {"ndcg": [], "recall": [], "mrr": []}

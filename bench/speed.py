@@ -73,24 +73,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def child_index(args: argparse.Namespace) -> dict:
-    from memo_core.searcher import Searcher
-
     t0 = time.perf_counter()
-    s = Searcher(args.dataset, use_model=not args.no_model)
-    emb = s.embedder() if not args.no_model else None
+    model = C.get_embedder(args)
+    emb = C.TimedEmbedder(model) if model is not None else None
+    s = C.searcher(args.dataset, emb)
     load = time.perf_counter() - t0
-    spent = [0.0]
-    if emb is not None:
-        inner = emb.embed
-
-        def embed(texts, **kw):
-            t = time.perf_counter()
-            try:
-                return inner(texts, **kw)
-            finally:
-                spent[0] += time.perf_counter() - t
-
-        emb.embed = embed  # type: ignore[method-assign]
     t1, cpu1 = time.perf_counter(), cpu_seconds()
     st = s.refresh(embed=emb is not None)
     dt, cpu = time.perf_counter() - t1, cpu_seconds() - cpu1
@@ -103,9 +90,9 @@ def child_index(args: argparse.Namespace) -> dict:
         "files": sum(x.files for x in status),
         "chunks": sum(x.chunks for x in status),
         "chunks_embedded": st.chunks_embedded,
-        "embed_seconds": spent[0],
+        "embed_seconds": emb.seconds if emb is not None else 0.0,
         "peak_rss_mb": C.peak_rss_mb(),
-        "threads": _ort_threads(emb),
+        "threads": _ort_threads(model),
         "batch_size": getattr(emb, "batch_size", None),
     }
 
@@ -113,16 +100,17 @@ def child_index(args: argparse.Namespace) -> dict:
 def child_floor(args: argparse.Namespace) -> dict:
     import apsw
 
-    from memo_core import models
-    from memo_core.discovery import INDEX_DIR, INDEX_FILE, discover
+    from memo_core import Tuning, index_path
+    from memo_core.discovery import discover, resolve_path
     from memo_core.indexer import embed_input
 
-    emb = models.get_embedder(auto_install=False)
+    emb = C.get_embedder(args)
+    cut = Tuning().embed_max_chars
     texts: list[str] = []
-    for root in discover(args.dataset):
-        db = apsw.Connection(str(root / INDEX_DIR / INDEX_FILE), flags=apsw.SQLITE_OPEN_READONLY)
+    for root in discover(resolve_path(args.dataset)):
+        db = apsw.Connection(str(index_path(root)), flags=apsw.SQLITE_OPEN_READONLY)
         texts += [
-            embed_input(h, t)
+            embed_input(h, t, cut)
             for h, t in db.execute(
                 "SELECT heading, text FROM chunks WHERE id IN "
                 "(SELECT min(id) FROM chunks GROUP BY hash) ORDER BY id"
@@ -225,10 +213,10 @@ def compare_refresh(s, root: Path, repeat: int) -> dict:
 
 def note_titles(root: Path, n: int) -> list[str]:
     """Titles of notes (front matter `title:`, else the first `# ` heading), sampled."""
-    from memo_core.discovery import scan
+    from memo_core import scan
 
     titles: list[str] = []
-    for rel in sorted(scan(root)):
+    for rel in sorted(scan(root).files):
         try:
             head = (root / rel).read_text(encoding="utf-8", errors="replace")[:3000]
         except OSError:
@@ -255,7 +243,7 @@ def note_titles(root: Path, n: int) -> list[str]:
 def latency(s, queries: list[str], modes: list[str], k: int) -> dict:
     """p50/p95 per mode, with and without refresh; interleaved query by query, so every
     variant sees the same machine load."""
-    search = C.search_fn(s)
+    search = s.search
     variants = [(m, r) for m in modes for r in (False, True)]
     for q in queries[:5]:
         for mode, refresh in variants:
@@ -288,42 +276,40 @@ def breakdown(s, queries: list[str], k: int, mode: str) -> dict:
     """Median ms of each step of a search without refresh, taken one at a time with the
     engine's own pieces (query embedding, terms, FTS5 lex, KNN, fusion, rows), and of the
     whole search for comparison."""
-    from memo_core import fusion, textnorm
+    from memo_core import textnorm
+    from memo_core.fusion import rank
 
     steps: dict[str, list[float]] = {
         k_: [] for k_ in ("embed", "terms", "lex", "knn", "fuse", "rows", "sum", "search")
     }
-    emb = s.embedder() if mode != "lex" else None
-    search = C.search_fn(s)
-    fc = C.knobs_in_effect()["fusion_candidates"] or 0
-    n = k if mode != "hybrid" else max(k, fc)
+    tuning = s.engine.tuning
+    emb = s.engine.models.get() if mode != "lex" else None
+    weights = (tuning.heading_weight, tuning.body_weight)
+    n = k if mode != "hybrid" else max(k, tuning.fusion_candidates)
     for q in queries:
         t0 = time.perf_counter()
         qvec = emb.embed([q], query=True)[0] if emb is not None else None
         t1 = time.perf_counter()
-        match = textnorm.fts_match(textnorm.query_terms(q))
+        terms = textnorm.query_terms(q)
         t2 = time.perf_counter()
         lex_t = knn_t = fuse_t = rows_t = 0.0
         for c in s.collections:
-            store = C.store_of(c)
-            a = time.perf_counter()
-            lex = store.lex(match, n) if mode != "vec" and match else []
-            b = time.perf_counter()
-            vec = C.knn_of(c)(qvec, n) if qvec is not None else []
-            d = time.perf_counter()
-            if mode == "hybrid":
-                ranked = fusion.fuse(lex, vec)[:k]
-            else:
-                ranked = [(cid, sc, (mode,)) for cid, sc in (lex or vec)]
-            e = time.perf_counter()
-            store.chunk_rows([cid for cid, _, _ in ranked])
-            f = time.perf_counter()
+            with C.reading(c) as store:
+                a = time.perf_counter()
+                lex = store.lex(terms, n, weights) if mode != "vec" else []
+                b = time.perf_counter()
+                vec = C.knn(c, store, qvec, n) if qvec is not None else []
+                d = time.perf_counter()
+                ranked = rank(lex, vec, mode, k, tuning.dense_weight)
+                e = time.perf_counter()
+                store.chunk_rows([cid for cid, _, _ in ranked])
+                f = time.perf_counter()
             lex_t += b - a
             knn_t += d - b
             fuse_t += e - d
             rows_t += f - e
         total = time.perf_counter() - t0
-        t, _ = C.timed(lambda q=q: search(q, k=k, mode=mode, refresh=False))
+        t, _ = C.timed(lambda q=q: s.search(q, k=k, mode=mode, refresh=False))
         for name, v in zip(
             steps, (t1 - t0, t2 - t1, lex_t, knn_t, fuse_t, rows_t, total, t), strict=True
         ):
@@ -336,17 +322,23 @@ def knn_vs_numpy(s, queries: list[str], ks: tuple[int, ...]) -> dict:
     vectors, and sqlite-vec's vec0 KNN over them too; interleaved query by query."""
     import numpy as np
 
-    emb = s.embedder()
+    emb = s.engine.models.get()
     qv = emb.embed(queries, query=True)
     out: dict = {}
     for c in s.collections:
-        store = C.store_of(c)
-        rows = list(store.db.execute("SELECT rowid, embedding FROM vec"))
-        if not rows:
+        with C.reading(c) as store:
+            ids, mat = store.vectors(None, emb.dim)
+        if not len(ids):
             continue
-        ids = np.array([r[0] for r in rows])
-        mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-        engine = C.knn_of(c)
+
+        def engine(q, k, c=c):
+            with C.reading(c) as store:
+                return C.knn(c, store, q, k)
+
+        def vec0(q, k, c=c):
+            with C.reading(c) as store:
+                return C.vec0_knn(store, q, k)
+
         times: dict[tuple[str, int], list[float]] = {}
         agree = dict.fromkeys(ks, 0)
         for q in qv:
@@ -362,7 +354,7 @@ def knn_vs_numpy(s, queries: list[str], ks: tuple[int, ...]) -> dict:
                 times.setdefault(("engine", k), []).append(t)
                 t, ref = C.timed(brute)
                 times.setdefault(("numpy", k), []).append(t)
-                t, _ = C.timed(lambda q=q, k=k, c=c: C.vec0_knn(c, q, k))
+                t, _ = C.timed(lambda q=q, k=k: vec0(q, k))
                 times.setdefault(("vec0", k), []).append(t)
                 agree[k] += len({g for g, _ in got} & set(ref.tolist()))
         for k in ks:
@@ -385,13 +377,13 @@ def knn_vs_numpy(s, queries: list[str], ks: tuple[int, ...]) -> dict:
 
 def edit_files(s, root: Path, count: int, seed: int) -> dict:
     """Append a paragraph to `count` notes, refresh, and count what was embedded."""
-    from memo_core import indexer
+    from memo_core import scan
     from memo_core.chunking import chunk_markdown
-    from memo_core.discovery import scan
+    from memo_core.indexer import chunk_hash
 
-    coll = s.collections[0]
-    known = {h for (h,) in C.store_of(coll).db.execute("SELECT hash FROM chunks")}
-    rels = sorted(scan(root))
+    with C.reading(s.collections[0]) as store:
+        known = {h for (h,) in store.db.execute("SELECT hash FROM chunks")}
+    rels = sorted(scan(root).files)
     rng = random.Random(seed)
     picked = rng.sample(rels, min(count, len(rels)))
     expect: set[str] = set()
@@ -400,9 +392,8 @@ def edit_files(s, root: Path, count: int, seed: int) -> dict:
         text = p.read_text(encoding="utf-8", errors="replace")
         text = text.rstrip("\n") + f"\n\nBenchmark edit {seed}-{i}: zq{seed}x{i} was added here.\n"
         p.write_text(text, encoding="utf-8")
-        expect |= {
-            indexer.chunk_hash(c) for c in chunk_markdown(text, indexer.CHUNK_MAX_CHARS)
-        } - known
+        chunks = chunk_markdown(text, s.engine.tuning.chunk_max_chars)
+        expect |= {chunk_hash(c) for c in chunks} - known
     t, st = C.timed(s.refresh)
     return {
         "files": count,
@@ -417,9 +408,9 @@ def edit_files(s, root: Path, count: int, seed: int) -> dict:
 
 def grow(root: Path, target: int) -> int:
     """Copy notes into root/_copies/ until root holds `target` notes; the count added."""
-    from memo_core.discovery import scan
+    from memo_core import scan
 
-    rels = sorted(scan(root))
+    rels = sorted(scan(root).files)
     need = target - len(rels)
     added = 0
     while added < need:
@@ -526,8 +517,6 @@ def main(argv: list[str] | None = None) -> dict:
         res = child_index(args) if args.child == "index" else child_floor(args)
         print(json.dumps(res))
         return res
-    from memo_core.searcher import Searcher
-
     name = args.dataset.resolve().name
     root = args.workdir / "speed" / name
     out: dict = {
@@ -582,7 +571,7 @@ def main(argv: list[str] | None = None) -> dict:
     elif args.reuse:
         say(f"== reusing {root}")
 
-    with Searcher(root, use_model=not args.no_model) as s:
+    with C.searcher(root, C.get_embedder(args)) as s:
         if args.reuse or args.skip_full:
             s.refresh(embed=not args.no_model)
         # 2. unchanged refresh vs walk

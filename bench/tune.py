@@ -2,10 +2,10 @@
 
     python bench/tune.py ../shared/data/scifact-en --split train
 
-Knobs: chunk size (`indexer.CHUNK_MAX_CHARS`, one index per value, cached under the work
-folder), bm25 column weights (heading, body; `Store.lex` uses 2.0, 1.0), candidates fused
-per side (`max(k, fusion.FUSION_CANDIDATES)`) and the dense weight of the min-max score
-fusion (`fusion.DENSE_WEIGHT`); reciprocal-rank fusion (k=60) is shown for comparison.
+Knobs (fields of `memo_core.Tuning`): chunk size (`chunk_max_chars`, one index per value,
+cached under the work folder), bm25 column weights (`heading_weight`, `body_weight`),
+candidates fused per side (`max(k, fusion_candidates)`) and the dense weight of the min-max
+score fusion (`dense_weight`); reciprocal-rank fusion (k=60) is shown for comparison.
 Protocol as bench/quality.py: k=100 chunks, deduplicated to the first 10 files.
 Per query the word and vector rankings are computed once per index (and weights), so the
 fusion sweep costs no SQL.
@@ -62,7 +62,6 @@ def main(argv: list[str] | None = None) -> dict:
     C.apply_model_args(args)
     from memo_core import textnorm
     from memo_core.fusion import fuse
-    from memo_core.searcher import Searcher
 
     embedder = C.get_embedder(args)
     qpath, rpath = C.split_files(args.dataset, args.split)
@@ -77,7 +76,7 @@ def main(argv: list[str] | None = None) -> dict:
         f"{args.dataset} [{args.split}] {len(qids)} queries"
         + (f", embedded in {time.perf_counter() - t0:.1f} s" if embedder is not None else "")
     )
-    matches = [textnorm.fts_match(textnorm.query_terms(t)) for t in texts]
+    terms = [textnorm.query_terms(t) for t in texts]
     depth = max([args.k, *args.candidates])
     dws = args.dense_weights if embedder is not None else []
     rows: list[dict] = []
@@ -96,61 +95,61 @@ def main(argv: list[str] | None = None) -> dict:
 
     builds = {}
     for chunk in args.chunks:
-        root, built = C.cached_index(args.dataset, args.workdir, chunk, embedder)
+        tuning = C.tuning_from(chunk_chars=chunk)
+        root, built = C.cached_index(args.dataset, args.workdir, tuning, embedder)
         builds[chunk] = built
-        with Searcher(root, embedder=embedder, use_model=embedder is not None) as s:
+        with C.searcher(root, embedder, tuning) as s:
             coll = s.collections[0]
-            store = C.store_of(coll)
-            id2file = {
-                cid: path.rsplit("/", 1)[-1]
-                for cid, path in store.db.execute(
-                    "SELECT c.id, f.path FROM chunks c JOIN files f ON f.id = c.file_id"
-                )
-            }
-            n_chunks = len(id2file)
-            knn_ = C.knn_of(coll)
-            knn = [knn_(v, depth) for v in qvecs] if qvecs is not None else []
-            if knn:
-                r = evaluate(
-                    {"chunk": chunk, "mode": "vec", "hw": "-", "n": args.k, "dw": 1.0},
-                    [score([c for c, _ in x[: args.k]], id2file) for x in knn],
-                )
-                print(f"chunks {chunk} ({n_chunks} chunks): vec nDCG@10 {r['ndcg']:.4f}")
-            for hw in args.heading_weights:
-                C.apply_knobs(heading_weight=hw, body_weight=1.0)
-                lex = [store.lex(m, depth) if m else [] for m in matches]
-                r = evaluate(
-                    {"chunk": chunk, "mode": "lex", "hw": hw, "n": args.k, "dw": 0.0},
-                    [score([c for c, _ in x[: args.k]], id2file) for x in lex],
-                )
-                line = f"chunks {chunk} heading x{hw:g}: lex {r['ndcg']:.4f}"
+            with C.reading(coll) as store:
+                id2file = {
+                    cid: path.rsplit("/", 1)[-1]
+                    for cid, path in store.db.execute(
+                        "SELECT c.id, f.path FROM chunks c JOIN files f ON f.id = c.file_id"
+                    )
+                }
+                n_chunks = len(id2file)
+                vecs = qvecs if qvecs is not None else []
+                knn = [C.knn(coll, store, v, depth) for v in vecs]
                 if knn:
-                    best = None
-                    for n in args.candidates:
-                        for dw in dws:
+                    r = evaluate(
+                        {"chunk": chunk, "mode": "vec", "hw": "-", "n": args.k, "dw": 1.0},
+                        [score([c for c, _ in x[: args.k]], id2file) for x in knn],
+                    )
+                    print(f"chunks {chunk} ({n_chunks} chunks): vec nDCG@10 {r['ndcg']:.4f}")
+                for hw in args.heading_weights:
+                    lex = [store.lex(t, depth, (hw, 1.0)) for t in terms]
+                    r = evaluate(
+                        {"chunk": chunk, "mode": "lex", "hw": hw, "n": args.k, "dw": 0.0},
+                        [score([c for c, _ in x[: args.k]], id2file) for x in lex],
+                    )
+                    line = f"chunks {chunk} heading x{hw:g}: lex {r['ndcg']:.4f}"
+                    if knn:
+                        best = None
+                        for n in args.candidates:
+                            for dw in dws:
+                                r = evaluate(
+                                    {"chunk": chunk, "mode": "hybrid", "hw": hw, "n": n, "dw": dw},
+                                    [
+                                        score(
+                                            [c for c, _, _ in fuse(a[:n], b[:n], dw)[: args.k]],
+                                            id2file,
+                                        )
+                                        for a, b in zip(lex, knn, strict=True)
+                                    ],
+                                )
+                                best = r if best is None or r["ndcg"] > best["ndcg"] else best
                             r = evaluate(
-                                {"chunk": chunk, "mode": "hybrid", "hw": hw, "n": n, "dw": dw},
+                                {"chunk": chunk, "mode": "rrf60", "hw": hw, "n": n, "dw": "-"},
                                 [
-                                    score(
-                                        [c for c, _, _ in fuse(a[:n], b[:n], dw)[: args.k]],
-                                        id2file,
-                                    )
+                                    score([c for c, _, _ in rrf(a[:n], b[:n])[: args.k]], id2file)
                                     for a, b in zip(lex, knn, strict=True)
                                 ],
                             )
-                            best = r if best is None or r["ndcg"] > best["ndcg"] else best
-                        r = evaluate(
-                            {"chunk": chunk, "mode": "rrf60", "hw": hw, "n": n, "dw": "-"},
-                            [
-                                score([c for c, _, _ in rrf(a[:n], b[:n])[: args.k]], id2file)
-                                for a, b in zip(lex, knn, strict=True)
-                            ],
+                        line += (
+                            f"; best hybrid {best['ndcg']:.4f} (n {best['n']}, dense {best['dw']})"
+                            f"; rrf {r['ndcg']:.4f}"
                         )
-                    line += (
-                        f"; best hybrid {best['ndcg']:.4f} (n {best['n']}, dense {best['dw']})"
-                        f"; rrf {r['ndcg']:.4f}"
-                    )
-                print(line, flush=True)
+                    print(line, flush=True)
 
     print()
     _table("per chunk size and mode, best row each", _best_per(rows, ("chunk", "mode")))

@@ -1,40 +1,89 @@
 """memo_core: the indexing and search engine behind `memo` and `memo-mcp`.
 
-from memo_core import Searcher
-hits = Searcher("~/notes").search("как настроить бэкап", k=8, mode="hybrid")
+    from memo_core import Engine
+    with Engine() as engine:
+        hits = engine.search("~/notes", "как настроить бэкап", k=8, mode="hybrid")
+
+This module is the front door: front ends (the CLI, `memo_mcp`, scripts) use what it
+exports and nothing deeper.
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
+from ._version import __version__
+from .confine import allowed_roots, confine
+from .embedder import Embedder, load_model_dir
+from .engine import Engine
 from .errors import (
+    IndexBusyError,
+    IndexLocationError,
     IndexStoreError,
     InvalidArgumentError,
     MemoError,
     ModelInstallError,
     ModelUnavailableError,
     NoCollectionError,
+    OutsideRootsError,
     PathNotFoundError,
 )
+from .formatting import format_hits, format_reindex, format_status, iso_time, notice_text
+from .indexer import Progress, ProgressFn, RefreshStats
+from .models import ModelSource
 from .results import CollectionStatus, Hit, SearchResults
-from .searcher import MODES, Searcher
-
-try:
-    __version__ = version("memo-notes")
-except PackageNotFoundError:  # running from a source tree that was not installed
-    __version__ = "0.1.0"
+from .searcher import Searcher
+from .tuning import Tuning
+from .values import (
+    DEFAULT_K,
+    DEFAULT_MODE,
+    MAX_K,
+    MODES,
+    FileNote,
+    ModeName,
+    Notice,
+    NoticeKind,
+)
+from .walker import find_indexes, index_path, is_note_path, is_within, scan
 
 __all__ = [
+    "DEFAULT_K",
+    "DEFAULT_MODE",
+    "MAX_K",
     "MODES",
     "CollectionStatus",
+    "Embedder",
+    "Engine",
+    "FileNote",
     "Hit",
+    "IndexBusyError",
+    "IndexLocationError",
     "IndexStoreError",
     "InvalidArgumentError",
     "MemoError",
+    "ModeName",
     "ModelInstallError",
+    "ModelSource",
     "ModelUnavailableError",
     "NoCollectionError",
+    "Notice",
+    "NoticeKind",
+    "OutsideRootsError",
     "PathNotFoundError",
+    "Progress",
+    "ProgressFn",
+    "RefreshStats",
     "SearchResults",
     "Searcher",
+    "Tuning",
     "__version__",
+    "allowed_roots",
+    "confine",
+    "find_indexes",
+    "format_hits",
+    "format_reindex",
+    "format_status",
+    "index_path",
+    "is_note_path",
+    "is_within",
+    "iso_time",
+    "load_model_dir",
+    "notice_text",
+    "scan",
 ]

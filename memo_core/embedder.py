@@ -15,7 +15,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -107,7 +107,7 @@ class OnnxEmbedder(Embedder):
         self.path = model_dir
         cfg = self._read_config()
         kind = cfg.get("kind")
-        if kind not in _KIND_DEFAULTS:
+        if not isinstance(kind, str) or kind not in _KIND_DEFAULTS:
             self._fail(f'"kind" must be one of {sorted(_KIND_DEFAULTS)}, got {kind!r}')
         self.kind: str = kind
         conf = {**_KIND_DEFAULTS[kind], **cfg}
@@ -165,7 +165,7 @@ class OnnxEmbedder(Embedder):
         self.dim = int(probe.shape[1])
 
     # -- loading -------------------------------------------------------------------------
-    def _fail(self, problem: str) -> Any:
+    def _fail(self, problem: str) -> NoReturn:
         raise ModelUnavailableError(f"model directory {self.path}: {problem}. {_HINT}")
 
     def _read_config(self) -> dict[str, Any]:

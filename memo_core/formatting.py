@@ -1,4 +1,8 @@
-"""The texts a user reads, shared by the CLI and the MCP tools (SPEC "Tool texts")."""
+"""The texts a user reads, shared by the CLI and the MCP tools (SPEC "Tool texts").
+
+The engine answers with data (hits, statuses, notices, file notes); every word a user sees
+is chosen here, once, for both front ends.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +10,39 @@ import os
 from collections.abc import Sequence
 from datetime import datetime
 
+from .indexer import RefreshStats
 from .results import CollectionStatus, SearchResults
+from .values import FileNote, Notice, NoticeKind
 
 NO_HITS = "ничего не найдено"
+
+FILE_NOTE_TEXTS = {
+    FileNote.EMPTY: "skipped: empty",
+    FileNote.BINARY: "skipped: binary data",
+    FileNote.UNREADABLE: "skipped: unreadable",
+    FileNote.CUT: "cut: only the first part indexed",
+}
+
+_NOTICE_TEXTS = {
+    NoticeKind.MODEL_UNAVAILABLE: "модель недоступна ({detail}); ответ только по словам",
+    NoticeKind.REBUILDING: "{where}индекс перестраивается; ответ по прежнему индексу",
+    NoticeKind.BUSY: "{where}индекс обновляется другим процессом; ответ по последнему снимку",
+    NoticeKind.OTHER_MODEL: "{where}векторы индекса от другой модели; там ответ по словам",
+    NoticeKind.UNREADABLE_FOLDER: "{where}папку {detail} не прочитать; её заметки оставлены "
+    "в индексе как были",
+}
+
+
+def notice_text(n: Notice) -> str:
+    where = f"{n.collection}: " if n.collection else ""
+    if n.kind is NoticeKind.REBUILT:
+        why = f"изменились параметры ({n.detail})" if n.detail else "индекс от прежней версии memo"
+        return f"{where}индекс перестроен заново: {why}"
+    return _NOTICE_TEXTS[n.kind].format(where=where, detail=n.detail)
+
+
+def file_note_text(note: FileNote, detail: str = "") -> str:
+    return FILE_NOTE_TEXTS[note] + (f" ({detail})" if detail else "")
 
 
 def _shown_path(path: str, base: str | None) -> str:
@@ -25,7 +59,7 @@ def format_hits(results: SearchResults, base: str | None = None) -> str:
     `base`: show paths relative to this folder when they lie inside it (the CLI passes the
     working directory); otherwise absolute paths, which any client can open.
     """
-    blocks = [f"({n})\n" for n in results.notices]
+    blocks = [f"({notice_text(n)})\n" for n in results.notices]
     blocks += [f"{_shown_path(h.path, base)}:{h.line}  {h.heading}\n{h.text}\n" for h in results]
     if not results:
         blocks.append(NO_HITS + "\n")
@@ -55,3 +89,20 @@ def format_status(statuses: Sequence[CollectionStatus]) -> str:
 
 def format_reindex(files: int) -> str:
     return f"переиндексировано файлов: {files}"
+
+
+def format_refresh(stats: RefreshStats) -> str:
+    """One line on what a refresh did (`memo index`, `memo watch`)."""
+    return (
+        f"файлов: новых {stats.added}, изменённых {stats.changed}, удалённых {stats.deleted}; "
+        f"чанков записано {stats.chunks_written}, векторов посчитано {stats.chunks_embedded}; "
+        f"{stats.seconds:.1f} с"
+    )
+
+
+def format_update(path: str, stats: RefreshStats, seconds: float) -> str:
+    """One line on a watched folder's update (`memo watch`)."""
+    return (
+        f"{path}: новых {stats.added}, изменённых {stats.changed}, удалённых {stats.deleted}; "
+        f"векторов {stats.chunks_embedded} ({seconds:.2f} с)"
+    )

@@ -18,14 +18,11 @@ import numpy as np
 
 from . import textnorm
 from .chunking import Chunk, chunk_markdown
-from .discovery import FileStat, scan
 from .embedder import Embedder
 from .store import FileState, Store
-
-MAX_FILE_BYTES = 10 * 1024 * 1024  # larger files are cut here (and said so in status)
-CHUNK_MAX_CHARS = 2000  # tuned on SciFact train (bench/tune.py): best hybrid nDCG@10
-EMBED_MAX_CHARS = 2000  # the embedded text is cut here; FTS5 gets the whole chunk
-BATCH_CHUNKS = 256  # chunks per write transaction
+from .tuning import Tuning
+from .values import FileNote, Notice, NoticeKind
+from .walker import FileStat, scan
 
 
 @dataclass
@@ -56,12 +53,21 @@ class RefreshStats:
     chunks_written: int = 0
     chunks_embedded: int = 0
     seconds: float = 0.0
-    notes: list[str] = field(default_factory=list)
-    busy: list[str] = field(default_factory=list)  # where it was left to another refresher
+    notes: list[tuple[str, FileNote, str]] = field(default_factory=list)  # path, note, detail
+    notices: list[Notice] = field(default_factory=list)
 
     @property
     def changed_anything(self) -> bool:
         return bool(self.added or self.changed or self.deleted or self.chunks_embedded)
+
+    def add(self, other: RefreshStats) -> None:
+        """Count `other` (another collection's refresh) in too."""
+        for name in ("added", "changed", "deleted", "touched", "chunks_written"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.chunks_embedded += other.chunks_embedded
+        self.seconds += other.seconds
+        self.notes += other.notes
+        self.notices += other.notices
 
 
 @dataclass
@@ -70,7 +76,7 @@ class _Prepared:
     stat: FileStat
     old: FileState | None
     hash: str
-    note: str | None
+    note: FileNote | None
     chunks: list[Chunk]
 
 
@@ -82,44 +88,54 @@ def chunk_hash(c: Chunk) -> str:
     return _digest(f"{c.heading}\x00{c.text}".encode())
 
 
-def embed_input(heading: str, text: str) -> str:
-    return (f"{heading}\n{text}" if heading else text)[:EMBED_MAX_CHARS]
+def embed_input(heading: str, text: str, max_chars: int) -> str:
+    return (f"{heading}\n{text}" if heading else text)[:max_chars]
 
 
-def read_note(path: Path) -> tuple[bytes, str | None]:
-    """The file's bytes (possibly cut) and a note when it is skipped or cut."""
+def read_note(path: Path, max_bytes: int) -> tuple[bytes, FileNote | None, str]:
+    """The file's bytes (possibly cut), a note when it is skipped or cut, and details."""
     try:
         with open(path, "rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)
+            data = f.read(max_bytes + 1)
     except OSError as e:
-        return b"", f"skipped: unreadable ({e.strerror or e})"
+        return b"", FileNote.UNREADABLE, str(e.strerror or e)
     if not data.strip():
-        return data, "skipped: empty"
+        return data, FileNote.EMPTY, ""
     if b"\x00" in data[:8192]:
-        return data, "skipped: binary data"
-    if len(data) > MAX_FILE_BYTES:
-        return data[:MAX_FILE_BYTES], f"cut: only the first {MAX_FILE_BYTES >> 20} MB indexed"
-    return data, None
+        return data, FileNote.BINARY, ""
+    if len(data) > max_bytes:
+        return data[:max_bytes], FileNote.CUT, f"{max_bytes} bytes"
+    return data, None, ""
 
 
 class Indexer:
     """Refreshes one collection's store from its folder."""
 
-    def __init__(self, root: Path, store: Store, embedder: Embedder | None) -> None:
+    def __init__(self, root: Path, store: Store, embedder: Embedder | None, tuning: Tuning) -> None:
         self.root = root
         self.store = store
         self.embedder = embedder
+        self.tuning = tuning
+
+    def _embed_input(self, heading: str, text: str) -> str:
+        return embed_input(heading, text, self.tuning.embed_max_chars)
 
     def refresh(self, progress: ProgressFn | None = None) -> RefreshStats:
         t0 = time.monotonic()
         stats = RefreshStats()
         if self.embedder is not None:
             self.store.use_model(self.embedder.model_id, self.embedder.dim)
-        scanned = scan(self.root)
+        found = scan(self.root)
+        scanned = found.files
         known = self.store.file_stats()
+        for folder in found.unreadable:
+            stats.notices.append(
+                Notice(NoticeKind.UNREADABLE_FOLDER, str(self.root), folder or ".")
+            )
         if scanned != known:  # the common case, nothing changed, ends at this comparison
             todo = [rel for rel, st in scanned.items() if known.get(rel) != st]
-            gone = [rel for rel in known if rel not in scanned]
+            # A file in a folder that could not be read is not known to be gone.
+            gone = [rel for rel in known if rel not in scanned and not found.unknown(rel)]
             prog = Progress("index", 0, len(todo), 0, None, t0)
             for batch in self._batches(todo, scanned, stats):
                 self._write_batch(batch, stats)
@@ -147,30 +163,32 @@ class Indexer:
     def _batches(
         self, todo: list[str], scanned: dict[str, FileStat], stats: RefreshStats
     ) -> Iterator[list[_Prepared]]:
-        """Read, hash and chunk files, yielding groups of about BATCH_CHUNKS chunks."""
+        """Read, hash and chunk files, yielding groups of about `batch_chunks` chunks."""
         batch: list[_Prepared] = []
         size = 0
         touched: list[tuple[FileState, FileStat]] = []
         for rel in todo:
             st = scanned[rel]
             old = self.store.file_record(rel)
-            data, note = read_note(self.root / rel)
+            data, note, detail = read_note(self.root / rel, self.tuning.max_file_bytes)
             h = _digest(data)
             if old is not None and old.hash == h and not note:
                 touched.append((old, st))  # only the stat changed
                 continue
-            if note and note.startswith("skipped: unreadable"):
+            if note is FileNote.UNREADABLE:
                 st = (-1, st[1])  # so the next refresh retries it
             chunks = (
                 []
-                if note and note.startswith("skipped")
-                else chunk_markdown(data.decode("utf-8", errors="replace"), CHUNK_MAX_CHARS)
+                if note and note.skipped
+                else chunk_markdown(
+                    data.decode("utf-8", errors="replace"), self.tuning.chunk_max_chars
+                )
             )
             if note:
-                stats.notes.append(f"{rel}: {note}")
+                stats.notes.append((rel, note, detail))
             batch.append(_Prepared(rel, st, old, h, note, chunks))
             size += len(chunks)
-            if size >= BATCH_CHUNKS:
+            if size >= self.tuning.batch_chunks:
                 yield batch
                 batch, size = [], 0
         if batch:
@@ -227,7 +245,7 @@ class Indexer:
         found = self.store.vectors_for_hashes(wanted)
         missing = [h for h in wanted if h not in found]
         if missing:
-            texts = [embed_input(wanted[h].heading, wanted[h].text) for h in missing]
+            texts = [self._embed_input(wanted[h].heading, wanted[h].text) for h in missing]
             vecs = self.embedder.embed(texts)
             found.update(zip(missing, (v.tobytes() for v in vecs.astype(np.float32)), strict=True))
         return found, len(missing)
@@ -239,8 +257,8 @@ class Indexer:
         if not total:
             return
         prog = Progress("embed", 0, 0, 0, total, t0)
-        while rows := self.store.chunks_without_vectors(BATCH_CHUNKS):
-            vecs = self.embedder.embed([embed_input(hd, tx) for _, hd, tx in rows])
+        while rows := self.store.chunks_without_vectors(self.tuning.batch_chunks):
+            vecs = self.embedder.embed([self._embed_input(hd, tx) for _, hd, tx in rows])
             with self.store.write():
                 for (cid, _, _), v in zip(rows, vecs, strict=True):
                     self.store.set_vector(cid, v)

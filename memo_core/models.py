@@ -1,45 +1,111 @@
-"""Which embedding model memo uses, loaded once per process and shared by all collections."""
+"""Where an Engine gets its embedding model: loaded once, shared by all its collections.
+
+A `ModelSource` is built by each front end and passed to the Engine (no process globals).
+Asking whether a model is there (`available`) never installs anything and never waits for
+an install; only `get(install=True)` may fetch the default model (with pip, minutes at
+worst), and a lock held meanwhile is the install's own, not the one every caller passes.
+"""
 
 from __future__ import annotations
 
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import NoReturn
 
 from .embedder import Embedder, load_model_dir
 from .errors import MemoError, ModelUnavailableError
-from .model_install import install_default_model, is_installed, resolve_model_dir
+from .model_install import default_model_dir, install_default_model, is_installed
 
 # After a failed load, wait this long before trying again (a user may install meanwhile).
 RETRY_AFTER_S = 30.0
 
-_lock = threading.Lock()
-_loaded: dict[Path, Embedder] = {}
-_failed: dict[Path, tuple[float, ModelUnavailableError]] = {}
+Installer = Callable[[], Path]
 
 
-def get_embedder(*, auto_install: bool = True) -> Embedder:
-    """The model of `MEMO_MODEL_DIR`, else the default model (installed on first need)."""
-    model_dir = resolve_model_dir()
-    with _lock:
-        if model_dir in _loaded:
-            return _loaded[model_dir]
-        failure = _failed.get(model_dir)
+class ModelSource:
+    """The model of `MEMO_MODEL_DIR` (read when built), else the default model.
+
+    `embedder`: use this model and no other (tests, benchmarks); `enabled=False`: no model
+    at all (words only). `auto_install`: whether `get()` installs the default model when it
+    is missing; `installer` does that (default: `install_default_model`).
+    """
+
+    def __init__(
+        self,
+        embedder: Embedder | None = None,
+        *,
+        enabled: bool = True,
+        auto_install: bool = True,
+        model_dir: Path | None = None,
+        installer: Installer | None = None,
+    ) -> None:
+        env = os.environ.get("MEMO_MODEL_DIR")
+        self.custom = model_dir is not None or bool(env)
+        self.model_dir = model_dir or (Path(env).expanduser() if env else default_model_dir())
+        self.enabled = enabled
+        self.auto_install = auto_install
+        self._installer = installer or install_default_model
+        self._embedder = embedder
+        self._failure: tuple[float, ModelUnavailableError] | None = None
+        self._state = threading.Lock()  # held only for quick reads and writes of the above
+        self._load_lock = threading.Lock()  # one load at a time (seconds)
+        self._install_lock = threading.Lock()  # one install at a time (minutes)
+
+    @property
+    def loaded(self) -> bool:
+        return self._embedder is not None
+
+    def available(self) -> bool:
+        """Whether a model can be had now, without installing or waiting for an install."""
+        try:
+            self.get(install=False)
+        except ModelUnavailableError:
+            return False
+        return True
+
+    def get(self, *, install: bool | None = None) -> Embedder:
+        """The model; ModelUnavailableError says why there is none. `install` (default:
+        `auto_install`) lets a missing default model be installed first."""
+        if self._embedder is not None:
+            return self._embedder
+        if not self.enabled:
+            raise ModelUnavailableError("this search runs without a model (words only)")
+        with self._state:
+            failure = self._failure
         if failure and time.monotonic() - failure[0] < RETRY_AFTER_S:
             raise failure[1]
-        try:
-            if not os.environ.get("MEMO_MODEL_DIR") and not is_installed(model_dir):
-                if not auto_install:
-                    raise ModelUnavailableError(
-                        "the default model is not installed; run `memo model install`"
-                    )
-                install_default_model()
-            embedder = load_model_dir(model_dir)
-        except MemoError as e:
-            err = e if isinstance(e, ModelUnavailableError) else ModelUnavailableError(str(e))
-            _failed[model_dir] = (time.monotonic(), err)
-            raise err from e
-        _failed.pop(model_dir, None)
-        _loaded[model_dir] = embedder
-        return embedder
+        if not self.custom and not is_installed(self.model_dir):
+            self._install(self.auto_install if install is None else install)
+        with self._load_lock:
+            if self._embedder is None:
+                try:
+                    self._embedder = load_model_dir(self.model_dir)
+                except ModelUnavailableError as e:
+                    self._fail(e)
+                with self._state:
+                    self._failure = None
+        return self._embedder
+
+    def _install(self, allowed: bool) -> None:
+        if not allowed:
+            busy = self._install_lock.locked()
+            raise ModelUnavailableError(
+                "the default model is being installed; try again in a minute"
+                if busy
+                else "the default model is not installed; run `memo model install`"
+            )
+        with self._install_lock:  # a second caller waits for the same install
+            if is_installed(self.model_dir):
+                return
+            try:
+                self._installer()
+            except MemoError as e:
+                self._fail(ModelUnavailableError(str(e)))
+
+    def _fail(self, err: ModelUnavailableError) -> NoReturn:
+        with self._state:
+            self._failure = (time.monotonic(), err)
+        raise err

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .values import FileNote, ModeName, Notice
+
 
 @dataclass(frozen=True, slots=True)
 class Hit:
@@ -20,7 +22,9 @@ class Hit:
 class SearchResults(list[Hit]):
     """The hits, best first, plus notices the user should read (e.g. a fallback to words)."""
 
-    def __init__(self, hits: list[Hit], mode: str, notices: list[str] | None = None) -> None:
+    def __init__(
+        self, hits: list[Hit], mode: ModeName, notices: list[Notice] | None = None
+    ) -> None:
         super().__init__(hits)
         self.mode = mode
         self.notices = notices or []
@@ -35,7 +39,7 @@ class CollectionStatus:
     updated_at: float | None  # unix time of the last index change; None: never indexed
     model: str | None  # which model made the vectors
     chunks_without_vectors: int
-    notes: list[tuple[str, str]]  # (path, why skipped or cut)
+    notes: list[tuple[str, FileNote]]  # (path, why skipped or cut)
     index_path: str
     location_note: str | None  # set when the index could not live in the collection folder
     fingerprint: str  # changes exactly when indexed content changes (a cheap change token)

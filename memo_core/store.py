@@ -1,31 +1,29 @@
 """The SQLite index of one collection: files, chunks, FTS5 words and sqlite-vec vectors.
 
 One file, `<collection>/.memo/index.db`, opened through apsw because the stdlib `sqlite3`
-of many Python builds cannot load extensions. Every change goes through `write()`, one
-`BEGIN IMMEDIATE` transaction, so chunks, words and vectors never disagree on disk.
+of many Python builds cannot load extensions. All of memo's queries on an index are here;
+what makes a file memo's index (opening, recognising, migrating) is in `schema`. Every change
+goes through `write()`, one `BEGIN IMMEDIATE` transaction, so chunks, words and vectors never
+disagree on disk.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
+import json
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import apsw
 import numpy as np
-import sqlite_vec
 
-from .errors import IndexLocationError, IndexStoreError
-from .schema import APP_ID, MIGRATIONS, SCHEMA_VERSION
-
-BUSY_TIMEOUT_MS = 10_000
-# BM25 column weights: a word in the heading path counts twice (SciFact train: 2 = 4 > 1).
-HEADING_WEIGHT = 2.0
-BODY_WEIGHT = 1.0
+from . import schema
+from .schema import new_generation
+from .values import FileNote
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,90 +44,50 @@ class ChunkRow:
 
 
 class Store:
-    """An open index database. Not shared between threads without the caller's lock."""
+    """An open index database. Not shared between threads without the caller's lock.
 
-    def __init__(self, db_path: Path) -> None:
-        self.path = db_path
+    `Store.create` opens for writing (making and migrating the file as needed);
+    `Store.open_existing` opens for reading and changes nothing.
+    """
+
+    def __init__(self, db: apsw.Connection, path: Path) -> None:
+        self.db = db
+        self.path = path
         self._stats: dict[str, tuple[int, int]] = {}
         self._stats_key: tuple[int, int] | None = None
-        try:
-            db_path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise IndexLocationError(f"cannot create {db_path.parent}: {e.strerror or e}") from e
-        try:
-            self.db = apsw.Connection(str(db_path))
-        except apsw.Error as e:
-            raise IndexLocationError(f"cannot open {db_path}: {e}") from e
-        try:
-            self._configure()
-            self._migrate()
-        except (apsw.ReadOnlyError, apsw.CantOpenError) as e:
-            self.db.close()
-            raise IndexLocationError(f"cannot write {db_path}: {e}") from e
-        except apsw.Error as e:
-            self.db.close()
-            raise IndexStoreError(f"cannot use the index {db_path}: {e}") from e
-        except BaseException:
-            self.db.close()
-            raise
 
-    def _configure(self) -> None:
-        db = self.db
-        try:
-            db.enable_load_extension(True)
-            sqlite_vec.load(db)
-            db.enable_load_extension(False)
-            db.setbusytimeout(BUSY_TIMEOUT_MS)
-            mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-        except (apsw.CantOpenError, apsw.ReadOnlyError, apsw.IOError) as e:
-            raise IndexLocationError(f"cannot write {self.path}: {e}") from e
-        except apsw.Error as e:
-            raise IndexStoreError(
-                f"cannot open the index {self.path}: {e}; it is damaged or not memo's: "
-                f"move {self.path.parent} away and search again to rebuild it"
-            ) from e
-        if mode != "wal":
-            raise IndexLocationError(f"WAL journaling does not work in {self.path.parent}")
-        db.execute("PRAGMA synchronous=NORMAL")
-        db.execute("PRAGMA mmap_size=268435456")
+    @classmethod
+    def create(cls, path: Path) -> Store:
+        """The index at `path` for writing, made and migrated as needed."""
+        return cls(schema.open_for_writing(path), path)
+
+    @classmethod
+    def open_existing(cls, path: Path) -> Store | None:
+        """The index at `path` for reading, or None when there is none (yet)."""
+        db = schema.open_for_reading(path)
+        return cls(db, path) if db is not None else None
 
     def close(self) -> None:
         self.db.close()
 
-    # -- schema -------------------------------------------------------------------------
-
-    def _migrate(self) -> None:
-        if self._scalar("PRAGMA user_version") == SCHEMA_VERSION:
-            return  # the common case, without taking the write lock
-        # Checked again under the write lock: two processes may create the index at once.
-        with self.write():
-            version = self._scalar("PRAGMA user_version")
-            if version == 0 and self._scalar("SELECT count(*) FROM sqlite_master"):
-                raise IndexStoreError(
-                    f"{self.path} is not a memo index; memo leaves it alone: move it away and retry"
-                )
-            if version > SCHEMA_VERSION:
-                raise IndexStoreError(
-                    f"{self.path} was made by a newer memo (schema {version} > {SCHEMA_VERSION}); "
-                    f"upgrade memo, or move {self.path.parent} away to rebuild it with this one"
-                )
-            for v in range(version, SCHEMA_VERSION):
-                MIGRATIONS[v](self.db)
-            if version == 0:
-                self.set_meta("app", APP_ID)
-                # Tells a reader's vector cache that this is another database, not an edit.
-                self.set_meta("generation", os.urandom(8).hex())
-            self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-
-    def _scalar(self, sql: str, params: Sequence[object] = ()) -> object:
+    def _scalar(self, sql: str, params: Sequence[object] = ()) -> Any:
         row = self.db.execute(sql, params).fetchone()
         return row[0] if row else None
 
     def get_meta(self, key: str) -> str | None:
-        return self._scalar("SELECT value FROM meta WHERE key = ?", (key,))  # type: ignore[return-value]
+        return schema.get_meta(self.db, key)
 
     def set_meta(self, key: str, value: str) -> None:
         self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    def identity(self) -> dict[str, Any] | None:
+        """What decided this index's content when it was made (`Tuning.identity`)."""
+        raw = self.get_meta("identity")
+        return json.loads(raw) if raw else None
+
+    def set_identity(self, identity: dict[str, Any]) -> None:
+        with self.write():
+            self.set_meta("identity", json.dumps(identity, sort_keys=True))
 
     @contextmanager
     def write(self) -> Iterator[None]:
@@ -178,7 +136,31 @@ class Store:
             self.db.execute("UPDATE chunks SET has_vec = 0")
             self.set_meta("vec_model", model_id)
             self.set_meta("vec_dim", str(dim))
+            self.set_meta("generation", new_generation())
         return True
+
+    def vector_key(self) -> tuple[str | None, str | None, int]:
+        """(generation, model, dimension): while all three stay, a chunk id keeps its vector."""
+        dim = self.get_meta("vec_dim")
+        return self.get_meta("generation"), self.get_meta("vec_model"), int(dim or 0)
+
+    def vector_ids(self) -> np.ndarray:
+        if not self.has_vec_table():
+            return np.empty(0, np.int64)
+        return np.fromiter((r[0] for r in self.db.execute("SELECT rowid FROM vec")), np.int64)
+
+    def vectors(self, ids: np.ndarray | None, dim: int) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk ids, float32 matrix of their vectors): all of them, or these in order."""
+        if not self.has_vec_table():
+            return np.empty(0, np.int64), np.empty((0, dim), np.float32)
+        if ids is None:
+            pairs = list(self.db.execute("SELECT rowid, embedding FROM vec"))
+        else:  # vec0 point lookups
+            sql = "SELECT rowid, embedding FROM vec WHERE rowid = ?"
+            pairs = [self.db.execute(sql, (int(i),)).fetchone() for i in ids]
+        got = np.array([p[0] for p in pairs], np.int64)
+        blob = b"".join(p[1] for p in pairs)
+        return got, np.frombuffer(blob, np.float32).reshape(len(pairs), dim)
 
     # -- files and chunks ---------------------------------------------------------------
 
@@ -208,14 +190,17 @@ class Store:
             "UPDATE files SET mtime_ns = ?, size = ? WHERE id = ?", (mtime_ns, size, file_id)
         )
 
-    def upsert_file(self, path: str, mtime_ns: int, size: int, h: str, note: str | None) -> int:
+    def upsert_file(
+        self, path: str, mtime_ns: int, size: int, h: str, note: FileNote | None
+    ) -> int:
         self.db.execute(
             "INSERT INTO files(path, mtime_ns, size, hash, note) VALUES (?, ?, ?, ?, ?) "
             "ON CONFLICT(path) DO UPDATE SET mtime_ns = excluded.mtime_ns, "
             "size = excluded.size, hash = excluded.hash, note = excluded.note",
-            (path, mtime_ns, size, h, note),
+            (path, mtime_ns, size, h, note.value if note else None),
         )
-        return self._scalar("SELECT id FROM files WHERE path = ?", (path,))  # type: ignore[return-value]
+        file_id: int = self._scalar("SELECT id FROM files WHERE path = ?", (path,))
+        return file_id
 
     def delete_file(self, file_id: int) -> None:
         self.delete_chunks([cid for cid, _ in self.file_chunks(file_id)])
@@ -223,11 +208,8 @@ class Store:
 
     def file_chunks(self, file_id: int) -> list[tuple[int, str]]:
         """(chunk id, hash) of a file's chunks, in order."""
-        return list(
-            self.db.execute(
-                "SELECT id, hash FROM chunks WHERE file_id = ? ORDER BY seq", (file_id,)
-            )
-        )
+        sql = "SELECT id, hash FROM chunks WHERE file_id = ? ORDER BY seq"
+        return list(self.db.execute(sql, (file_id,)))
 
     def delete_chunks(self, ids: Iterable[int]) -> None:
         has_vec = self.has_vec_table()
@@ -248,6 +230,7 @@ class Store:
         fts_heading: str,
         fts_body: str,
     ) -> int:
+        """A new chunk; `fts_*`: its heading and body as FTS5 gets them (normalised words)."""
         self.db.execute(
             "INSERT INTO chunks(file_id, seq, line, heading, text, hash) VALUES (?, ?, ?, ?, ?, ?)",
             (file_id, seq, line, heading, text, h),
@@ -284,48 +267,54 @@ class Store:
         return found
 
     def chunks_without_vectors(self, limit: int) -> list[tuple[int, str, str]]:
-        return list(
-            self.db.execute(
-                "SELECT id, heading, text FROM chunks WHERE has_vec = 0 ORDER BY id LIMIT ?",
-                (limit,),
-            )
-        )
+        sql = "SELECT id, heading, text FROM chunks WHERE has_vec = 0 ORDER BY id LIMIT ?"
+        return list(self.db.execute(sql, (limit,)))
 
     def count_without_vectors(self) -> int:
-        return self._scalar("SELECT count(*) FROM chunks WHERE has_vec = 0")  # type: ignore[return-value]
+        n: int = self._scalar("SELECT count(*) FROM chunks WHERE has_vec = 0")
+        return n
 
     # -- reading ------------------------------------------------------------------------
 
     def counts(self) -> tuple[int, int, int]:
         """(indexed files, chunks, skipped files)."""
-        total, skipped = self.db.execute(
-            "SELECT count(*), count(*) FILTER (WHERE note LIKE 'skipped:%') FROM files"
-        ).fetchone()
-        chunks = self._scalar("SELECT count(*) FROM chunks")
-        return total - skipped, chunks, skipped  # type: ignore[return-value]
+        total = self._scalar("SELECT count(*) FROM files")
+        skipped = self._scalar(
+            "SELECT count(*) FROM files WHERE note IS NOT NULL AND note NOT LIKE 'cut%'"
+        )
+        return total - skipped, self._scalar("SELECT count(*) FROM chunks"), skipped
+
+    def is_empty(self) -> bool:
+        return not self._scalar("SELECT count(*) FROM files")
 
     def fingerprint(self) -> str:
         """A digest of every indexed file's path and content: equal iff the content is."""
-        h = hashlib.blake2b(digest_size=12)
-        for path, digest in self.db.execute("SELECT path, hash FROM files ORDER BY path"):
-            h.update(f"{path}\x00{digest}\n".encode())
-        return h.hexdigest()
+        return fingerprint_of(self.db.execute("SELECT path, hash FROM files ORDER BY path"))
 
-    def notes(self) -> list[tuple[str, str]]:
+    def notes(self) -> list[tuple[str, FileNote]]:
         """(path, note) of every file that was skipped or cut."""
-        return list(self.db.execute("SELECT path, note FROM files WHERE note IS NOT NULL"))
+        rows = self.db.execute("SELECT path, note FROM files WHERE note IS NOT NULL")
+        return [(path, FileNote.parse(note)) for path, note in rows]
 
-    def lex(self, match: str, limit: int) -> list[tuple[int, float]]:
-        """Chunk ids and BM25 scores (higher is better) for an FTS5 MATCH expression."""
+    def lex(
+        self, terms: Sequence[str], limit: int, weights: tuple[float, float]
+    ) -> list[tuple[int, float]]:
+        """Chunk ids and BM25 scores (higher is better) of chunks holding any of `terms`
+        (normalised words); `weights`: BM25 weights of the heading and the body."""
+        if not terms:
+            return []
+        # Each term quoted, so no user text is FTS5 syntax (terms are \w+ runs: no quotes).
+        match = " OR ".join(f'"{t}"' for t in terms)
         rows = self.db.execute(
             "SELECT rowid, bm25(fts, ?, ?) AS r FROM fts WHERE fts MATCH ? ORDER BY r LIMIT ?",
-            (HEADING_WEIGHT, BODY_WEIGHT, match, limit),
+            (*weights, match, limit),
         )
         return [(cid, -score) for cid, score in rows]
 
     def data_version(self) -> int:
         """Changes whenever another connection (thread or process) commits to this file."""
-        return self._scalar("PRAGMA data_version")  # type: ignore[return-value]
+        version: int = self._scalar("PRAGMA data_version")
+        return version
 
     def chunk_rows(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
         if not ids:
@@ -344,3 +333,11 @@ class Store:
         return bool(
             self._scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vec'")
         )
+
+
+def fingerprint_of(files: Iterable[tuple[str, str]]) -> str:
+    """The content fingerprint of (path, content hash) pairs in path order."""
+    h = hashlib.blake2b(digest_size=12)
+    for path, digest in files:
+        h.update(f"{path}\x00{digest}\n".encode())
+    return h.hexdigest()

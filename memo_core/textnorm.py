@@ -12,6 +12,9 @@ from functools import lru_cache
 
 import Stemmer
 
+# Bump whenever a change here can normalise a word differently: indexes record it and rebuild.
+NORMALIZER_VERSION = 1
+
 _WORD = re.compile(r"\w+", re.UNICODE)
 _CYRILLIC = re.compile(r"[\u0400-\u04ff]")
 _LATIN = re.compile(r"[a-z]")
@@ -65,9 +68,3 @@ def query_terms(query: str, limit: int = 64) -> list[str]:
         if len(seen) >= limit:
             break
     return list(seen)
-
-
-def fts_match(terms: list[str]) -> str:
-    """An FTS5 MATCH expression that ORs the terms, each quoted so no user text is syntax."""
-    # Terms are \\w+ runs, so they hold no quote; quoting still guards NEAR/AND/OR/NOT.
-    return " OR ".join(f'"{t}"' for t in terms)

@@ -9,50 +9,64 @@ from pathlib import Path
 
 import watchfiles
 
-from .searcher import Searcher
+from .discovery import resolve_path
+from .engine import Engine, UserPath
+from .formatting import format_update, notice_text
+from .walker import relevant_change
 
 DEBOUNCE_MS = 300
-
-
-def _note_event(_change: watchfiles.Change, path: str) -> bool:
-    """Markdown files and folders (a folder moved or deleted takes its notes along); never
-    anything under a hidden folder, which covers memo's own writes to `.memo/`."""
-    p = Path(path)
-    if any(part.startswith(".") for part in p.parts[1:]):
-        return False
-    return p.suffix.lower() == ".md" or not p.suffix
+WAKE_MS = 500
 
 
 def watch(
-    searchers: Sequence[Searcher],
+    engine: Engine,
+    paths: Sequence[UserPath],
     report: Callable[[str], None],
     *,
     stop: threading.Event | None = None,
     debounce_ms: int = DEBOUNCE_MS,
+    ready: threading.Event | None = None,
 ) -> None:
-    """Refresh each Searcher whose folder changed, and `report` one line per update.
+    """Refresh each watched folder when its notes change, and `report` one line per update.
 
     Blocks until `stop` is set (or Ctrl-C, which returns quietly). The first refresh runs
-    before watching starts, so the index is current from the first line on.
+    before watching starts, so the index is current from the first line on; `ready` is set
+    once changes are being watched. Changes are judged by the walker's rules below each
+    watched folder (a folder that is itself hidden, like ~/.local/share/notes, is watched).
     """
-    for s in searchers:
-        s.refresh(embed=s.has_model())
-    report("watching " + ", ".join(str(s.path) for s in searchers) + " (Ctrl-C stops)")
+    bases = [resolve_path(p) for p in paths]
+    for base in bases:
+        for n in engine.refresh(base).notices:
+            report(notice_text(n))
+
+    report("watching " + ", ".join(str(b) for b in bases) + " (Ctrl-C stops)")
     for changes in watchfiles.watch(
-        *(s.path for s in searchers),
-        watch_filter=_note_event,
+        *bases,
+        watch_filter=lambda change, path: any(_relevant(b, change, path) for b in bases),
         debounce=debounce_ms,
         stop_event=stop,
         raise_interrupt=False,
+        # An empty set every so often: how `ready` learns that the watcher is running.
+        yield_on_timeout=True,
+        rust_timeout=WAKE_MS,
     ):
-        changed = {Path(p) for _, p in changes}
-        for s in searchers:
-            if any(p == s.path or p.is_relative_to(s.path) for p in changed):
-                t0 = time.monotonic()
-                st = s.refresh(embed=s.has_model())
-                if st.changed_anything:
-                    report(
-                        f"{time.strftime('%H:%M:%S')}  {s.path}: новых {st.added}, "
-                        f"изменённых {st.changed}, удалённых {st.deleted}; "
-                        f"векторов {st.chunks_embedded} ({time.monotonic() - t0:.2f} с)"
-                    )
+        if ready is not None:
+            ready.set()
+        for base in bases:
+            if any(_relevant(base, change, path) for change, path in changes):
+                _update(engine, base, report)
+
+
+def _relevant(base: Path, change: watchfiles.Change, path: str) -> bool:
+    return relevant_change(base, path, deleted=change == watchfiles.Change.deleted)
+
+
+def _update(engine: Engine, base: Path, report: Callable[[str], None]) -> None:
+    t0 = time.monotonic()
+    stats = engine.refresh(base)
+    for n in stats.notices:
+        report(notice_text(n))
+    if stats.changed_anything:
+        report(
+            f"{time.strftime('%H:%M:%S')}  {format_update(str(base), stats, time.monotonic() - t0)}"
+        )

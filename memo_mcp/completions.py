@@ -22,9 +22,7 @@ from mcp.types import (
     ResourceTemplateReference,
 )
 
-from memo_core.confine import confine
-from memo_core.discovery import scan
-from memo_core.errors import MemoError
+from memo_core import MemoError, confine, scan
 
 from .prompts import PATH_PROMPTS
 from .resources import NOTE_TEMPLATE, CollectionCache
@@ -45,7 +43,7 @@ def note_paths(collection: str, roots: Sequence[Path]) -> list[str]:
         root = confine(collection, list(roots))
     except MemoError:
         return []
-    return sorted(scan(root))
+    return sorted(scan(root).files)
 
 
 def register_completions(

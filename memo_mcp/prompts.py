@@ -20,8 +20,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
 from pydantic import Field
 
-from memo_core.confine import confine
-from memo_core.errors import MemoError
+from memo_core import MemoError, confine
 
 Roots = Sequence[Path]
 

@@ -30,11 +30,15 @@ from mcp.server.mcpserver.resources.templates import ResourceSecurity
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
 
-from memo_core import api
-from memo_core.confine import confine
-from memo_core.discovery import INDEX_DIR, INDEX_FILE
-from memo_core.errors import MemoError
-from memo_core.formatting import iso_time
+from memo_core import (
+    Engine,
+    MemoError,
+    confine,
+    find_indexes,
+    is_note_path,
+    is_within,
+    iso_time,
+)
 
 COLLECTIONS_URI = "memo://collections"
 NOTE_TEMPLATE = "memo://note/{collection}/{+path}"
@@ -44,56 +48,18 @@ NOTE_PREFIX = "memo://note/"
 # folders it looks at in all (a home folder can be big: the listing must stay cheap).
 SCAN_DEPTH = 3
 SCAN_MAX_DIRS = 20_000
-SKIP_DIRS = frozenset(
-    {"node_modules", "__pycache__", "venv", "site-packages", "target", "build", "dist"}
-)
 # A note bigger than this is sent cut (at a line end), with a last line that says so.
 MAX_NOTE_BYTES = 2 * 1024 * 1024
 
 Roots = Sequence[Path]
 
 
-# -- finding indexed collections ------------------------------------------------------------
-
-
 def find_indexed_collections(
     roots: Roots, depth: int = SCAN_DEPTH, max_dirs: int = SCAN_MAX_DIRS
 ) -> list[Path]:
-    """Folders at most `depth` levels below a root that hold `.memo/index.db`, sorted.
-
-    Hidden folders, symlinks and bulky tool folders (node_modules, venv, ...) are skipped;
-    at most `max_dirs` folders are looked at in all.
-    """
-    found: set[Path] = set()
-    budget = max_dirs
-    for root in roots:
-        level = [str(root)]
-        for d in range(depth + 1):
-            below: list[str] = []
-            for folder in level:
-                if budget <= 0:
-                    return sorted(found)
-                budget -= 1
-                if os.path.isfile(os.path.join(folder, INDEX_DIR, INDEX_FILE)):
-                    found.add(Path(folder))
-                if d < depth:
-                    below.extend(_subfolders(folder))
-            level = below
-    return sorted(found)
-
-
-def _subfolders(folder: str) -> list[str]:
-    try:
-        with os.scandir(folder) as it:
-            return [
-                e.path
-                for e in it
-                if not e.name.startswith(".")
-                and e.name not in SKIP_DIRS
-                and e.is_dir(follow_symlinks=False)
-            ]
-    except OSError:
-        return []
+    """Folders at most `depth` levels below a root that hold memo's index (the walker's
+    rules: hidden and tool folders and symlinks are skipped), sorted."""
+    return find_indexes(roots, depth, max_dirs)
 
 
 class CollectionCache:
@@ -125,11 +91,11 @@ def _time(ts: float | None) -> str | None:
     return None if ts is None else iso_time(ts)
 
 
-def collection_entry(root: Path) -> dict[str, Any]:
+def collection_entry(engine: Engine, root: Path) -> dict[str, Any]:
     """One collection as `memo://collections` shows it (an `error` if its index is unusable)."""
     entry: dict[str, Any] = {"path": str(root), "note_uri": note_uri(root)}
     try:
-        statuses = api.searcher_for(root).status()
+        statuses = engine.status(root)
     except MemoError as e:
         return entry | {"error": str(e)}
     for s in statuses:
@@ -150,20 +116,20 @@ def collection_entry(root: Path) -> dict[str, Any]:
     return entry
 
 
-def collections_json(roots: Roots, found: list[Path] | None = None) -> str:
+def collections_json(engine: Engine, roots: Roots, found: list[Path] | None = None) -> str:
     listed = find_indexed_collections(roots) if found is None else found
     return json.dumps(
         {
             "roots": [str(r) for r in roots],
             "note_uri_template": NOTE_TEMPLATE,
-            "collections": [collection_entry(c) for c in listed],
+            "collections": [collection_entry(engine, c) for c in listed],
         },
         ensure_ascii=False,
         indent=2,
     )
 
 
-def register_collections(server: MCPServer, roots: Roots) -> None:
+def register_collections(server: MCPServer, roots: Roots, engine: Engine) -> None:
     @server.resource(
         COLLECTIONS_URI,
         name="collections",
@@ -173,7 +139,7 @@ def register_collections(server: MCPServer, roots: Roots) -> None:
         mime_type="application/json",
     )
     def collections() -> str:
-        return collections_json(roots)
+        return collections_json(engine, roots)
 
 
 # -- memo://note/{collection}/{+path} -------------------------------------------------------
@@ -197,13 +163,13 @@ def read_note(collection: str, path: str, roots: Roots) -> str:
         real = (base / rel).resolve(strict=True)
     except (OSError, RuntimeError) as e:
         raise ResourceNotFoundError(f"no such note: {rel} in {base}") from e
-    if not real.is_relative_to(base):
+    if not is_within(real, base):
         raise _refuse(uri, f"{rel} leads outside {base}")
-    parts = real.relative_to(base).parts
-    if any(p.startswith(".") for p in parts):
-        raise _refuse(uri, f"{rel} is in a hidden folder: memo opens notes only")
-    if not real.is_file() or not real.name.lower().endswith(".md"):
-        raise _refuse(uri, f"{rel} is not a Markdown note (*.md): memo opens notes only")
+    if not real.is_file() or not is_note_path(real.relative_to(base).as_posix()):
+        raise _refuse(
+            uri,
+            f"{rel} is not a Markdown note (*.md) outside hidden folders: memo opens notes only",
+        )
     with open(real, "rb") as f:
         data = f.read(MAX_NOTE_BYTES + 1)
     if len(data) <= MAX_NOTE_BYTES:
@@ -216,7 +182,7 @@ def read_note(collection: str, path: str, roots: Roots) -> str:
     )
 
 
-def register_note(server: MCPServer, roots: Roots) -> None:
+def register_note(server: MCPServer, roots: Roots, engine: Engine) -> None:
     # `collection` is an absolute path by design; `read_note` confines it (and the note).
     security = ResourceSecurity(exempt_params=frozenset({"collection"}))
 
@@ -233,9 +199,12 @@ def register_note(server: MCPServer, roots: Roots) -> None:
         return read_note(collection, path, roots)
 
 
-RESOURCES: tuple[Callable[[MCPServer, Roots], None], ...] = (register_collections, register_note)
+RESOURCES: tuple[Callable[[MCPServer, Roots, Engine], None], ...] = (
+    register_collections,
+    register_note,
+)
 
 
-def register_resources(server: MCPServer, roots: Roots) -> None:
+def register_resources(server: MCPServer, roots: Roots, engine: Engine) -> None:
     for register in RESOURCES:
-        register(server, roots)
+        register(server, roots, engine)

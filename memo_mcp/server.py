@@ -1,6 +1,8 @@
-"""`memo-mcp`: memo's MCP server (stdio), a thin layer over `memo_core.api`.
+"""`memo-mcp`: memo's MCP server (stdio), a thin layer over `memo_core`'s Engine.
 
-Every tool calls the same engine functions as the `memo` CLI, so the two never disagree.
+Every tool calls the same engine calls and formatters as the `memo` CLI, so the two never
+disagree. The server builds one Engine and keeps it for its whole life (the MCP server
+lives for a whole agent session): indexes stay open and the model stays loaded.
 Engine work (model load, first index of a big collection) runs on worker threads, so the
 server keeps answering other requests; its progress goes to the client as progress
 notifications when the client asked for them (a `progressToken`).
@@ -17,9 +19,10 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import anyio
 import anyio.from_thread
@@ -29,11 +32,24 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field, ValidationError
 
-from memo_core import __version__, api
-from memo_core.confine import allowed_roots, confine
-from memo_core.errors import MemoError, NoCollectionError, PathNotFoundError
-from memo_core.indexer import Progress
-from memo_core.searcher import MAX_K
+from memo_core import (
+    DEFAULT_K,
+    DEFAULT_MODE,
+    MAX_K,
+    MODES,
+    Engine,
+    MemoError,
+    ModeName,
+    NoCollectionError,
+    PathNotFoundError,
+    Progress,
+    __version__,
+    allowed_roots,
+    confine,
+    format_hits,
+    format_reindex,
+    format_status,
+)
 from memo_mcp.completions import register_completions
 from memo_mcp.http_transport import add_http_options, http_config, serve_http
 from memo_mcp.prompts import register_prompts
@@ -66,10 +82,12 @@ T = TypeVar("T")
 class MemoServer(MCPServer):
     """MCPServer with the texts SPEC.md asks for on unknown tools and bad arguments.
 
-    `roots`: the only folders its tools may touch (see `memo_core.confine`).
+    `roots`: the only folders its tools may touch (see `memo_core.confine`); `engine`:
+    the one Engine all tools, resources and completions use.
     """
 
     roots: list[Path]
+    engine: Engine
 
     async def run_stdio_async(self) -> None:
         # The SDK's stdio transport, with lines it would drop in silence answered (-32700/-32600).
@@ -108,9 +126,10 @@ def _arguments_text(tool: str, err: ValidationError) -> str:
     return "\n".join(lines) + f"\n{_USAGE[tool]}"
 
 
+_MODES_TEXT = " | ".join(f'"{m}"' for m in MODES)
 _USAGE = {
     "memo_search": 'usage: {"path": "~/notes", "query": "what to find", '
-    f'"k": 1..{MAX_K} (default 8), "mode": "hybrid" | "lex" | "vec" (default "hybrid")}}',
+    f'"k": 1..{MAX_K} (default {DEFAULT_K}), "mode": {_MODES_TEXT} (default "{DEFAULT_MODE}")}}',
     "memo_status": 'usage: {"path": "~/notes"}',
     "memo_reindex": 'usage: {"path": "~/notes"}',
 }
@@ -161,7 +180,7 @@ class ProgressBridge:
             log.debug("progress notification failed: %r", e)
 
 
-async def _run(path: str, roots: list[Path], fn: Callable[[str], T]) -> T:
+async def _run(path: str, roots: list[Path], fn: Callable[[Path], T]) -> T:
     """Run `fn(real path)` off the event loop once `path` is confined to `roots`.
 
     Every tool goes through here: `path` is resolved (~, relative, .., symlinks) and checked
@@ -171,7 +190,7 @@ async def _run(path: str, roots: list[Path], fn: Callable[[str], T]) -> T:
 
     def call() -> T:
         try:
-            return fn(str(confine(path, roots)))
+            return fn(confine(path, roots))
         except MemoError as e:
             raise ToolError(_error_text(e, path)) from e
 
@@ -190,15 +209,29 @@ def _error_text(e: MemoError, path: str) -> str:
     return text
 
 
-def build_server(roots: list[Path] | None = None) -> MemoServer:
-    """The server; its tools touch only `roots` (default: MEMO_ROOTS, else the home folder)."""
+@asynccontextmanager
+async def _closing_engine(server: MCPServer) -> AsyncIterator[None]:
+    """While the server runs; then its indexes are closed (the Engine stays usable)."""
+    try:
+        yield None
+    finally:
+        if isinstance(server, MemoServer):
+            await anyio.to_thread.run_sync(server.engine.close)
+
+
+def build_server(roots: list[Path] | None = None, engine: Engine | None = None) -> MemoServer:
+    """The server; its tools touch only `roots` (default: MEMO_ROOTS, else the home folder)
+    and work through `engine` (default: a new one, with the configured model)."""
     roots = allowed_roots() if roots is None else list(roots)
+    engine = engine or Engine()
     server = MemoServer(
         name="memo",
         version=__version__,
         instructions=INSTRUCTIONS,
+        lifespan=_closing_engine,
     )
     server.roots = roots
+    server.engine = engine
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
     @server.tool(
@@ -217,15 +250,17 @@ def build_server(roots: list[Path] | None = None) -> MemoServer:
         ctx: Context,
         k: Annotated[
             int, Field(strict=True, ge=1, le=MAX_K, description="How many passages")
-        ] = 8,
+        ] = DEFAULT_K,
         mode: Annotated[
-            Literal["hybrid", "lex", "vec"],
+            ModeName,
             Field(description="hybrid: words + meaning; lex: words only; vec: meaning only"),
-        ] = "hybrid",
+        ] = DEFAULT_MODE,
     ) -> str:
         progress = ProgressBridge(ctx, f"indexing {path}")
         return await _run(
-            path, roots, lambda p: api.search_text(p, query, k, mode, progress=progress)
+            path,
+            roots,
+            lambda p: format_hits(engine.search(p, query, k, mode, progress=progress)),
         )
 
     @server.tool(
@@ -236,7 +271,7 @@ def build_server(roots: list[Path] | None = None) -> MemoServer:
         structured_output=False,
     )
     async def memo_status(path: PathArg) -> str:
-        return await _run(path, roots, api.status_text)
+        return await _run(path, roots, lambda p: format_status(engine.status(p)))
 
     @server.tool(
         name="memo_reindex",
@@ -253,9 +288,11 @@ def build_server(roots: list[Path] | None = None) -> MemoServer:
     async def memo_reindex(path: PathArg, ctx: Context) -> str:
         progress = ProgressBridge(ctx, f"reindexing {path}")
 
-        return await _run(path, roots, lambda p: api.reindex_text(p, progress=progress))
+        return await _run(
+            path, roots, lambda p: format_reindex(engine.reindex(p, progress=progress))
+        )
 
-    register_resources(server, roots)
+    register_resources(server, roots, engine)
     register_prompts(server, roots)
     register_completions(server, roots, CollectionCache(roots))
     return server
@@ -282,8 +319,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = build_arg_parser()
     args = parser.parse_args(argv)
     http = http_config(parser, args) if args.http else None
+    engine = Engine()
     try:
-        server = build_server(allowed_roots(args.root))
+        server = build_server(allowed_roots(args.root), engine)
         if http is not None:
             serve_http(server, http)
         else:
@@ -291,7 +329,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except KeyboardInterrupt:
         pass
     finally:
-        api.close_all()
+        engine.close()
     sys.exit(0)
 
 

@@ -14,8 +14,6 @@ from pathlib import Path
 import pytest
 from tinymodels import make_tiny_model_dir
 
-from memo_core import collection, fusion, indexer, searcher, store
-
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 
 TOPICS = [
@@ -65,17 +63,6 @@ def dataset(tmp_path: Path) -> Path:
 def model_dir(tmp_path: Path) -> Path:
     words = {w for _, ws in TOPICS for w in ws.split()} | {"more", "benchmark", "edit"}
     return make_tiny_model_dir(tmp_path / "tiny-model", dim=16, words=sorted(words))
-
-
-@pytest.fixture(autouse=True)
-def _restore_knobs(monkeypatch: pytest.MonkeyPatch):
-    """The scripts set the engine's module-level knobs; put them back after each test."""
-    monkeypatch.setattr(indexer, "CHUNK_MAX_CHARS", indexer.CHUNK_MAX_CHARS)
-    for mod in (fusion, searcher, collection):
-        for name in ("fuse", "DENSE_WEIGHT", "FUSION_CANDIDATES"):
-            if hasattr(mod, name):
-                monkeypatch.setattr(mod, name, getattr(mod, name))
-    monkeypatch.setattr(store.Store, "lex", store.Store.lex)
 
 
 def test_quality_smoke(dataset: Path, model_dir: Path, tmp_path: Path) -> None:

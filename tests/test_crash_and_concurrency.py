@@ -16,7 +16,7 @@ import pytest
 import sqlite_vec
 from conftest import write_notes
 
-from memo_core import Searcher
+from memo_core import NoticeKind, Searcher
 from memo_core.filelock import FileLock
 
 
@@ -75,7 +75,7 @@ def test_kill_9_at_random_points_never_corrupts(tmp_path: Path, env, tiny_embedd
     kills = round_ = 0
     while kills < 20:  # until 20 indexers really died mid-work
         round_ += 1
-        assert round_ < 80, f"only {kills} of {round_} indexers were still at work when killed"
+        assert round_ < 200, f"only {kills} of {round_} indexers were still at work when killed"
         # New work for every indexer: edits everywhere, additions, a deletion.
         _make_notes(root, 300 + round_, salt=f"r{round_}")
         (root / f"d{round_ % 7}" / f"note{round_}.md").unlink(missing_ok=True)
@@ -113,7 +113,7 @@ def test_search_while_another_process_indexes(tmp_path: Path, env, tiny_embedder
             while proc.poll() is None:
                 hits = s.search("cat dog", k=3, mode="hybrid")  # never "database is locked"
                 assert len(hits) == 3  # read from one snapshot: no hit vanishes midway
-                busy_seen |= any("другим процессом" in n for n in hits.notices)
+                busy_seen |= any(n.kind is NoticeKind.BUSY for n in hits.notices)
         finally:
             proc.wait()
         assert proc.returncode == 0, proc.stderr.read().decode() if proc.stderr else ""

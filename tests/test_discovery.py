@@ -9,7 +9,8 @@ import pytest
 from conftest import write_notes
 
 from memo_core import NoCollectionError, PathNotFoundError
-from memo_core.discovery import discover, resolve_path, scan
+from memo_core.discovery import discover, resolve_path
+from memo_core.walker import scan
 
 
 def test_folder_with_md_is_one_collection_with_its_whole_subtree(tmp_path: Path) -> None:
@@ -46,7 +47,7 @@ def test_bad_paths_are_clear_errors(tmp_path: Path, bad: str) -> None:
     (tmp_path / "file.md").write_text("x")
     path = str(tmp_path / bad) if bad else ""
     with pytest.raises(PathNotFoundError) as e:
-        discover(path)
+        resolve_path(path)
     assert str(e.value)
 
 
@@ -71,8 +72,8 @@ def test_scan_finds_md_skips_hidden_and_other_files(tmp_path: Path) -> None:
             "x/y/z/f.md": "f",
         },
     )
-    assert sorted(scan(tmp_path)) == ["B.MD", "a.md", "x/c.md", "x/y/z/f.md"]
-    st = scan(tmp_path)["a.md"]
+    assert sorted(scan(tmp_path).files) == ["B.MD", "a.md", "x/c.md", "x/y/z/f.md"]
+    st = scan(tmp_path).files["a.md"]
     assert st == ((tmp_path / "a.md").stat().st_mtime_ns, 1)
 
 
@@ -83,7 +84,7 @@ def test_symlinks_inside_followed_outside_not_loops_end(tmp_path: Path) -> None:
     os.symlink(outside / "secret.md", root / "secret.md")
     os.symlink(root / "sub", root / "alias")
     os.symlink(root, root / "sub" / "loop")
-    found = sorted(scan(root))
+    found = sorted(scan(root).files)
     assert "secret.md" not in found and not any(f.startswith("out/") for f in found)
     assert "alias/b.md" in found and "a.md" in found
     assert len(found) < 10  # the loop ended

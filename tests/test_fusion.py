@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memo_core.fusion import fuse, minmax
+from memo_core.fusion import fuse, minmax, rank
 
 
 @pytest.mark.parametrize(
@@ -34,5 +34,16 @@ def test_fuse_weights_and_one_sided_hits() -> None:
 
 
 def test_fuse_with_one_side_empty_keeps_the_other_order() -> None:
-    assert [c for c, _, _ in fuse([], [(5, 0.2), (6, 0.9)])] == [6, 5]
-    assert [c for c, _, _ in fuse([(5, 1.0), (6, 3.0)], [])] == [6, 5]
+    assert [c for c, _, _ in fuse([], [(5, 0.2), (6, 0.9)], 0.2)] == [6, 5]
+    assert [c for c, _, _ in fuse([(5, 1.0), (6, 3.0)], [], 0.2)] == [6, 5]
+
+
+def test_rank_pools_candidates_of_several_collections() -> None:
+    # (collection, chunk) keys: each collection's best is not 1.0 by itself, the pool's is.
+    lex = [(("a", 1), 9.0), (("b", 1), 3.0), (("a", 2), 1.0), (("b", 2), 2.0)]
+    vec = [(("b", 1), 0.5), (("a", 1), 0.4)]
+    assert [key for key, _, _ in rank(lex, vec, "lex", 3, 0.2)] == [("a", 1), ("b", 1), ("b", 2)]
+    assert [key for key, _, _ in rank(lex, vec, "vec", 5, 0.2)] == [("b", 1), ("a", 1)]
+    hybrid = rank(lex, vec, "hybrid", 2, 0.2)
+    assert [key for key, _, _ in hybrid] == [("a", 1), ("b", 1)]
+    assert hybrid[0][2] == ("lex", "vec")

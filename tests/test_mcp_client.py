@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -19,19 +18,10 @@ from mcp import Client, StdioServerParameters
 from mcp_helpers import MEMO_MCP, line_of, make_notes, server_env
 
 import memo_core
-from memo_core import api, models
-from memo_core.embedder import Embedder, load_model_dir
-from memo_core.indexer import Progress
+from memo_core import Embedder, Engine, ModelSource, Progress, load_model_dir
 from memo_mcp import server as memo_server
 
 WORDS = "томаты полив малина restic restore backup кабачки грядка".split()
-
-
-@pytest.fixture(autouse=True)
-def _fresh_engine() -> Iterator[None]:
-    """Each test opens its own collections and closes them after."""
-    yield
-    api.close_all()
 
 
 @pytest.fixture
@@ -40,8 +30,10 @@ def tiny_model(tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tiny_model_dir
 
 
-def client() -> Client:
-    return Client(memo_server.build_server(), mode="legacy")
+def client(embedder: Embedder | None = None) -> Client:
+    """The real server in process; with `embedder`, its Engine uses that model."""
+    engine = Engine(models=ModelSource(embedder)) if embedder is not None else None
+    return Client(memo_server.build_server(engine=engine), mode="legacy")
 
 
 def text_of(result) -> str:
@@ -80,10 +72,8 @@ class GatedEmbedder(Embedder):
 
 
 @pytest.fixture
-def gated(tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> GatedEmbedder:
-    emb = GatedEmbedder(load_model_dir(tiny_model_dir))
-    monkeypatch.setattr(models, "get_embedder", lambda **kw: emb)
-    return emb
+def gated(tiny_model_dir: Path) -> GatedEmbedder:
+    return GatedEmbedder(load_model_dir(tiny_model_dir))
 
 
 # -- metadata -----------------------------------------------------------------------------
@@ -113,23 +103,14 @@ async def test_tool_metadata_is_short_and_annotated() -> None:
     assert reindex.idempotent_hint is True and reindex.destructive_hint is False
 
 
-async def test_initialize_loads_nothing_heavy(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[str] = []
-
-    def spy(name, real):
-        def wrapped(*a, **kw):
-            calls.append(name)
-            return real(*a, **kw)
-
-        return wrapped
-
-    monkeypatch.setattr(models, "get_embedder", spy("model", models.get_embedder))
-    monkeypatch.setattr(api, "searcher_for", spy("index", api.searcher_for))
+async def test_initialize_loads_nothing_heavy(tiny_model: Path) -> None:
+    server = memo_server.build_server()
     started = time.monotonic()
-    async with client() as c:
+    async with Client(server, mode="legacy") as c:
         await c.list_tools()
+        assert server.engine.open_collections() == []  # no index opened
+        assert not server.engine.models.loaded  # no model loaded
     assert time.monotonic() - started < 5
-    assert calls == []
 
 
 # -- errors -------------------------------------------------------------------------------
@@ -154,16 +135,19 @@ async def test_without_model_hybrid_answers_by_words_and_says_so(notes: Path) ->
     assert f"{notes / 'cooking' / 'soup.md'}:1  Soup recipe" in text
 
 
-async def test_a_crash_is_an_error_result_without_its_details(
-    notes: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def boom(path: str) -> str:
+class BrokenEmbedder(Embedder):
+    """A model whose every run fails with an error memo does not know (a bug, say)."""
+
+    model_id, dim = "broken", 4
+
+    def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
         raise RuntimeError("secret internals")
 
-    monkeypatch.setattr(api, "status_text", boom)
-    async with client() as c:
-        r = await c.call_tool("memo_status", {"path": str(notes)})
-    assert r.is_error and text_of(r) == "Error executing tool memo_status"
+
+async def test_a_crash_is_an_error_result_without_its_details(notes: Path) -> None:
+    async with client(BrokenEmbedder()) as c:
+        r = await c.call_tool("memo_search", {"path": str(notes), "query": "x", "mode": "vec"})
+    assert r.is_error and text_of(r) == "Error executing tool memo_search"
 
 
 # -- progress -----------------------------------------------------------------------------
@@ -225,7 +209,7 @@ async def test_server_answers_while_a_first_index_runs(
     slow = big_notes(tmp_path / "slow", files=10)
     other = make_notes(tmp_path / "other")
     results: dict[str, object] = {}
-    async with client() as c:
+    async with client(gated) as c:
 
         async def search() -> None:
             results["search"] = await c.call_tool(
@@ -267,7 +251,7 @@ async def test_search_during_reindex(tmp_path: Path, gated: GatedEmbedder) -> No
     notes = big_notes(tmp_path / "notes", files=10)
     gated.gate.set()
     order: list[str] = []
-    async with client() as c:
+    async with client(gated) as c:
         first = await c.call_tool("memo_search", {"path": str(notes), "query": "малина 3"})
         assert not first.is_error
         gated.gate.clear()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,15 +10,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp_helpers import make_notes
 
-from memo_core import api
 from memo_mcp import prompts
 from memo_mcp.server import build_server
-
-
-@pytest.fixture(autouse=True)
-def _fresh_engine() -> Iterator[None]:
-    yield
-    api.close_all()
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,19 +19,13 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import PromptReference, ResourceTemplateReference
 from mcp_helpers import make_notes
 
-from memo_core import api
+from memo_core import Engine
 from memo_mcp import resources
 from memo_mcp.resources import NOTE_TEMPLATE, find_indexed_collections, note_uri
 from memo_mcp.server import build_server
 
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[+-]\d\d:\d\d|Z)$")
 NOTE_REF = ResourceTemplateReference(type="ref/resource", uri=NOTE_TEMPLATE)
-
-
-@pytest.fixture(autouse=True)
-def _fresh_engine() -> Iterator[None]:
-    yield
-    api.close_all()
 
 
 @pytest.fixture
@@ -47,7 +40,8 @@ def client(*roots: Path) -> Client:
 
 
 def index(path: Path) -> None:
-    api.searcher_for(path).refresh(embed=False)
+    with Engine() as engine:
+        engine.refresh(path, embed=False)
 
 
 async def listing(c: Client) -> dict[str, Any]:
@@ -99,7 +93,7 @@ async def test_fingerprint_is_stable_and_changes_with_content(allowed: Path) -> 
     async with client(allowed) as c:
         await c.call_tool("memo_search", {"path": str(notes), "query": "x", "mode": "lex"})
         first = (await listing(c))["collections"][0]
-    api.close_all()  # a new run of the server: the same content, the same token
+    # A new run of the server (the client above closed the first): same content, same token.
     async with client(allowed) as c:
         again = (await listing(c))["collections"][0]
         assert again["fingerprint"] == first["fingerprint"]
@@ -233,7 +227,7 @@ async def test_completions_offer_collections_and_notes(allowed: Path) -> None:
 @pytest.mark.parametrize("register", resources.RESOURCES)
 async def test_each_resource_registers_alone(register, allowed: Path) -> None:
     server = MCPServer(name="one")
-    register(server, [allowed])
+    register(server, [allowed], Engine())
     async with Client(server, mode="legacy") as c:
         listed = [str(r.uri) for r in (await c.list_resources()).resources]
         listed += [t.uri_template for t in (await c.list_resource_templates()).resource_templates]

@@ -26,7 +26,6 @@ from mcp import Client
 from mcp_helpers import MEMO_MCP, WireServer, make_notes, server_env
 from test_crash_and_concurrency import check_consistent
 
-from memo_core import api
 from memo_mcp import server as memo_server
 
 TOOLS = ("memo_search", "memo_status", "memo_reindex")
@@ -208,15 +207,12 @@ async def test_build_server_takes_its_roots(tmp_path: Path) -> None:
     outside = make_notes(tmp_path / "out")
     server = memo_server.build_server([tmp_path / "in"])
     assert server.roots == [tmp_path / "in"]
-    try:
-        async with Client(server, mode="legacy") as c:
-            r = await c.call_tool("memo_status", {"path": str(inside)})
-            assert not r.is_error
-            r = await c.call_tool("memo_search", {"path": str(outside), "query": "x"})
-            assert r.is_error
-            assert r.content[0].text == outside_text(str(outside), [tmp_path / "in"])
-    finally:
-        api.close_all()
+    async with Client(server, mode="legacy") as c:
+        r = await c.call_tool("memo_status", {"path": str(inside)})
+        assert not r.is_error
+        r = await c.call_tool("memo_search", {"path": str(outside), "query": "x"})
+        assert r.is_error
+        assert r.content[0].text == outside_text(str(outside), [tmp_path / "in"])
     assert not (outside / ".memo").exists()
 
 
@@ -347,15 +343,12 @@ def odd_notes(tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPa
 
 @pytest.mark.parametrize("cases, check", [(odd_cases, check_odd), (bad_cases, check_bad)])
 async def test_odd_and_bad_queries_in_process(odd_notes: Path, cases, check) -> None:
-    try:
-        async with Client(memo_server.build_server([odd_notes]), mode="legacy") as c:
-            for args in cases(odd_notes):
-                r = await c.call_tool("memo_search", args)
-                assert [x.type for x in r.content] == ["text"]
-                no_crash_text(r.content[0].text)
-                check(args, r.is_error, r.content[0].text)
-    finally:
-        api.close_all()
+    async with Client(memo_server.build_server([odd_notes]), mode="legacy") as c:
+        for args in cases(odd_notes):
+            r = await c.call_tool("memo_search", args)
+            assert [x.type for x in r.content] == ["text"]
+            no_crash_text(r.content[0].text)
+            check(args, r.is_error, r.content[0].text)
 
 
 @pytest.mark.parametrize("cases, check", [(odd_cases, check_odd), (bad_cases, check_bad)])

@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 from conftest import write_notes
 
-from memo_core import IndexStoreError, Searcher
-from memo_core.indexer import MAX_FILE_BYTES, read_note
+from memo_core import FileNote, IndexStoreError, Searcher, Tuning
+from memo_core.indexer import read_note
+
+MAX_FILE_BYTES = Tuning().max_file_bytes
 
 
 def test_huge_file_is_cut_and_said_so(notes: Path) -> None:
@@ -23,14 +25,14 @@ def test_huge_file_is_cut_and_said_so(notes: Path) -> None:
         s.refresh(embed=False)
         st = s.status()[0]
         assert st.files == 4 and st.skipped == 0
-        assert ("huge.md", "cut: only the first 10 MB indexed") in st.notes
+        assert ("huge.md", FileNote.CUT) in st.notes
         assert list(s.search("needle", mode="lex")) == []
         assert s.search("word", mode="lex", k=1)[0].relpath == "huge.md"
 
 
 def test_file_that_vanished_is_noted_not_fatal(tmp_path: Path) -> None:
-    data, note = read_note(tmp_path / "gone.md")
-    assert data == b"" and note and note.startswith("skipped: unreadable")
+    data, note, detail = read_note(tmp_path / "gone.md", MAX_FILE_BYTES)
+    assert (data, note) == (b"", FileNote.UNREADABLE) and "No such file" in detail
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import CountingEmbedder, write_notes
 
-from memo_core import Searcher
+from memo_core import FileNote, Searcher
 
 
 @pytest.fixture
@@ -128,19 +128,19 @@ def test_words_first_vectors_later(notes: Path, counting: CountingEmbedder) -> N
 @pytest.mark.parametrize(
     ("content", "note"),
     [
-        (b"", "skipped: empty"),
-        (b"   \n\n", "skipped: empty"),
-        (b"\x00\x01\x02binary\x00" * 100, "skipped: binary data"),
+        (b"", FileNote.EMPTY),
+        (b"   \n\n", FileNote.EMPTY),
+        (b"\x00\x01\x02binary\x00" * 100, FileNote.BINARY),
     ],
 )
-def test_odd_files_are_skipped_and_counted(notes: Path, content: bytes, note: str) -> None:
+def test_odd_files_are_skipped_and_counted(notes: Path, content: bytes, note: FileNote) -> None:
     (notes / "odd.md").write_bytes(content)
     with Searcher(notes, use_model=False) as s:
         stats = s.refresh(embed=False)
         st = s.status()[0]
         assert st.skipped == 1 and st.files == 3
         assert ("odd.md", note) in st.notes
-        assert any(note in n for n in stats.notes)
+        assert ("odd.md", note, "") in stats.notes
 
 
 def test_invalid_utf8_is_decoded_with_replacement(notes: Path) -> None:

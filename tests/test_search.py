@@ -7,7 +7,13 @@ from pathlib import Path
 import pytest
 from conftest import write_notes
 
-from memo_core import InvalidArgumentError, ModelUnavailableError, Searcher
+from memo_core import (
+    InvalidArgumentError,
+    ModelUnavailableError,
+    NoticeKind,
+    Searcher,
+    notice_text,
+)
 from memo_core.embedder import Embedder
 
 
@@ -60,7 +66,8 @@ def test_hybrid_without_model_falls_back_to_words_and_says_so(notes: Path) -> No
     with Searcher(notes) as s:  # MEMO_MODEL_DIR points nowhere in tests
         hits = s.search("borscht", mode="hybrid")
         assert hits.mode == "lex" and hits[0].relpath == "cooking/soup.md"
-        assert hits.notices and "только по словам" in hits.notices[0]
+        assert [n.kind for n in hits.notices] == [NoticeKind.MODEL_UNAVAILABLE]
+        assert "только по словам" in notice_text(hits.notices[0])
 
 
 def test_vec_without_model_is_a_clear_error(notes: Path) -> None:

@@ -14,12 +14,12 @@ from memo_core.store import Store
 
 
 def test_new_index_has_schema_version_and_marker(tmp_path: Path) -> None:
-    s = Store(tmp_path / "i.db")
+    s = Store.create(tmp_path / "i.db")
     assert s.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert s.get_meta("app") == "memo"
     assert s.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     s.close()
-    Store(tmp_path / "i.db").close()  # reopening applies nothing and keeps it
+    Store.create(tmp_path / "i.db").close()  # reopening applies nothing and keeps it
 
 
 def test_foreign_database_is_refused(tmp_path: Path) -> None:
@@ -27,22 +27,22 @@ def test_foreign_database_is_refused(tmp_path: Path) -> None:
     db.execute("CREATE TABLE t(x)")
     db.close()
     with pytest.raises(IndexStoreError, match="not a memo index"):
-        Store(tmp_path / "x.db")
+        Store.create(tmp_path / "x.db")
 
 
 def test_index_from_newer_memo_is_refused(tmp_path: Path) -> None:
-    Store(tmp_path / "i.db").close()
+    Store.create(tmp_path / "i.db").close()
     db = apsw.Connection(str(tmp_path / "i.db"))
     db.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
     db.close()
     with pytest.raises(IndexStoreError, match="newer memo"):
-        Store(tmp_path / "i.db")
+        Store.create(tmp_path / "i.db")
 
 
 def test_garbage_file_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "i.db").write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(IndexStoreError, match="damaged or not memo.s: move"):
-        Store(tmp_path / "i.db")
+        Store.create(tmp_path / "i.db")
 
 
 def _consistent(db_path: Path) -> None:

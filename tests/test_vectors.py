@@ -27,7 +27,8 @@ def test_nearest_matches_vec0(notes: Path, tiny_embedder: Embedder) -> None:
     )
     with Searcher(notes, embedder=tiny_embedder) as s:
         s.refresh()
-    store = Store(notes / ".memo" / "index.db")
+    store = Store.open_existing(notes / ".memo" / "index.db")
+    assert store is not None
     cache = VectorCache()
     cache.sync(store)
     for text in ["cat", "bird sun sun", "soup recipe", "restore backup"]:
@@ -53,7 +54,8 @@ def test_cache_follows_edits_deletes_and_rebuilds(notes: Path, tiny_embedder: Em
 def test_sync_without_commits_reads_nothing(notes: Path, tiny_embedder: Embedder) -> None:
     with Searcher(notes, embedder=tiny_embedder) as s:
         s.refresh()
-    store = Store(notes / ".memo" / "index.db")
+    store = Store.open_existing(notes / ".memo" / "index.db")
+    assert store is not None
     cache = VectorCache()
     cache.sync(store)
     matrix = cache.matrix

@@ -1,0 +1,192 @@
+"""The engine: one object per process (or per test) that front ends build and pass around.
+
+It holds exactly one `Collection` per real folder, however the path was spelled, so one
+folder never has two connections or two vector copies in one process; the `Tuning` and the
+`ModelSource` it was given; and nothing else. Every call takes the user's path, asks
+discovery which collections lie there now, and works on exactly those.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from contextlib import ExitStack
+from pathlib import Path
+
+from . import fusion, textnorm
+from .collection import Candidates, Collection
+from .discovery import discover, resolve_path
+from .embedder import Embedder
+from .errors import InvalidArgumentError, ModelUnavailableError
+from .indexer import ProgressFn, RefreshStats
+from .models import ModelSource
+from .results import CollectionStatus, Hit, SearchResults
+from .tuning import Tuning
+from .values import DEFAULT_K, DEFAULT_MODE, MAX_K, MODES, ModeName, Notice, NoticeKind
+from .walker import is_within
+
+MAX_QUERY_CHARS = 4000
+UserPath = str | os.PathLike[str]
+
+
+class Engine:
+    """Search, refresh, status and rebuild of the collections under any path.
+
+    Safe to share between threads. `tuning`: how indexes are built and searches ranked;
+    `models`: where the embedding model comes from (default: the configured one).
+    """
+
+    def __init__(self, *, tuning: Tuning | None = None, models: ModelSource | None = None) -> None:
+        self.tuning = tuning or Tuning()
+        self.models = models or ModelSource()
+        self._lock = threading.Lock()  # guards the dict only: no I/O is done under it
+        self._collections: dict[Path, Collection] = {}
+
+    def close(self) -> None:
+        with self._lock:
+            collections = list(self._collections.values())
+            self._collections.clear()
+        for c in collections:
+            c.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- collections ----------------------------------------------------------------------
+
+    def collections(self, path: UserPath) -> list[Collection]:
+        """The collections discovery finds under `path` now, one object per folder."""
+        base = resolve_path(path)
+        roots = discover(base)
+        with self._lock:
+            for root in roots:
+                if root not in self._collections:
+                    self._collections[root] = Collection(root, self.tuning)
+            found = [self._collections[r] for r in roots]
+            gone = [
+                self._collections.pop(r)
+                for r in list(self._collections)
+                if r not in roots and is_within(r, base) and not r.is_dir()
+            ]
+        for c in gone:  # deleted folders: their indexes are not searched any more
+            c.close()
+        return found
+
+    def open_collections(self) -> list[Path]:
+        """The folders this engine holds a collection for (opened or not), sorted."""
+        with self._lock:
+            return sorted(self._collections)
+
+    # -- operations -----------------------------------------------------------------------
+
+    def search(
+        self,
+        path: UserPath,
+        query: str,
+        k: int = DEFAULT_K,
+        mode: ModeName = DEFAULT_MODE,
+        *,
+        refresh: bool = True,
+        progress: ProgressFn | None = None,
+    ) -> SearchResults:
+        """The k best passages for `query` under `path`, ranked together across its
+        collections, after a refresh (`refresh=False`: as indexed).
+
+        A refresh under way in this process is waited for; a rebuild or another process's
+        refresh is not: the answer then comes from the last snapshot and says so.
+        """
+        k, query = _checked(query, k, mode)
+        collections = self.collections(path)
+        notices: list[Notice] = []
+        embedder: Embedder | None = None
+        if mode != "lex":
+            try:
+                embedder = self.models.get()
+            except ModelUnavailableError as e:
+                if mode == "vec":
+                    raise ModelUnavailableError(
+                        f"vector search needs a model: {e}. Use mode 'lex' or 'hybrid'"
+                    ) from e
+                notices.append(Notice(NoticeKind.MODEL_UNAVAILABLE, detail=str(e)))
+                mode = "lex"
+        if refresh:
+            for c in collections:
+                notices += c.refresh(embedder, progress, wait=False).notices
+        qvec = embedder.embed([query], query=True)[0] if embedder is not None else None
+        model_id = embedder.model_id if embedder is not None else None
+        terms = textnorm.query_terms(query)
+        n = k if mode != "hybrid" else max(k, self.tuning.fusion_candidates)
+        with ExitStack() as stack:  # every collection read from one snapshot of its own
+            found: list[Candidates] = []
+            for c in collections:
+                store = stack.enter_context(c.snapshot())
+                if store is not None:
+                    found.append(c.candidates(store, terms, qvec, model_id, n, mode))
+                    notices += found[-1].notices
+            hits = self._ranked_hits(found, mode, k)
+        return SearchResults(hits, mode, notices)
+
+    def _ranked_hits(self, found: list[Candidates], mode: ModeName, k: int) -> list[Hit]:
+        """Pool every collection's candidates, rank them once, read the k best."""
+        ranked = fusion.rank(
+            [((i, cid), s) for i, f in enumerate(found) for cid, s in f.lex],
+            [((i, cid), s) for i, f in enumerate(found) for cid, s in f.vec],
+            mode,
+            k,
+            self.tuning.dense_weight,
+        )
+        got = [
+            f.read_hits([(cid, s, sides) for (j, cid), s, sides in ranked if j == i])
+            for i, f in enumerate(found)
+        ]
+        return [got[i][cid] for (i, cid), _, _ in ranked if cid in got[i]]
+
+    def refresh(
+        self,
+        path: UserPath,
+        *,
+        embed: bool = True,
+        progress: ProgressFn | None = None,
+        wait: bool = True,
+    ) -> RefreshStats:
+        """Bring every collection's index under `path` up to date; `embed=False` leaves
+        vectors for later (so does a model that cannot be had: the notices say why).
+
+        `wait=False`: where a rebuild or another process is at work on a collection, leave
+        it to them (the notices say where and why) instead of waiting.
+        """
+        total = RefreshStats()
+        embedder: Embedder | None = None
+        if embed:
+            try:
+                embedder = self.models.get()
+            except ModelUnavailableError as e:
+                total.notices.append(Notice(NoticeKind.MODEL_UNAVAILABLE, detail=str(e)))
+        for c in self.collections(path):
+            total.add(c.refresh(embedder, progress, wait=wait))
+        return total
+
+    def status(self, path: UserPath) -> list[CollectionStatus]:
+        """What each collection's index holds; reads only, creates nothing."""
+        return [c.status() for c in self.collections(path)]
+
+    def reindex(self, path: UserPath, progress: ProgressFn | None = None) -> int:
+        """Rebuild every collection's index from scratch; the number of files indexed."""
+        try:
+            embedder: Embedder | None = self.models.get()
+        except ModelUnavailableError:
+            embedder = None  # words now; vectors are filled in by the next search
+        return sum(c.rebuild(embedder, progress) for c in self.collections(path))
+
+
+def _checked(query: object, k: object, mode: object) -> tuple[int, str]:
+    if mode not in MODES:
+        raise InvalidArgumentError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise InvalidArgumentError(f"k must be a whole number from 1 to {MAX_K}, got {k!r}")
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidArgumentError("the query is empty: say what to look for")
+    return min(k, MAX_K), query[:MAX_QUERY_CHARS]

@@ -1,0 +1,49 @@
+"""The settings that shape an index and its ranking, passed in (never module globals).
+
+`Tuning()` holds the defaults, tuned on SciFact train (bench/tune.py, BENCHMARKS.md).
+Benchmarks and tests build their own `Tuning(...)` and hand it to the `Engine`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import Stemmer
+
+from . import chunking, textnorm
+
+MB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Tuning:
+    # What the index holds (part of its identity: a change rebuilds it).
+    chunk_max_chars: int = chunking.DEFAULT_MAX_CHARS  # best of 600/1200/2000/whole on train
+    embed_max_chars: int = 2000  # the embedded text is cut here; FTS5 gets the whole chunk
+    max_file_bytes: int = 10 * MB  # larger files are cut here (and said so in status)
+    # How a search ranks (read per query: no rebuild).
+    dense_weight: float = 0.2  # share of the vector side in hybrid; 0.15-0.3 within noise
+    fusion_candidates: int = 200  # candidates per side fused in hybrid (at least k)
+    heading_weight: float = 2.0  # BM25 weight of the heading path (2 = 4 > 1 on train)
+    body_weight: float = 1.0
+    # How work is batched (no effect on results).
+    batch_chunks: int = 256  # chunks per write transaction
+
+    def __post_init__(self) -> None:
+        if min(self.chunk_max_chars, self.embed_max_chars, self.max_file_bytes) < 1:
+            raise ValueError(f"sizes must be positive: {self}")
+        if not 0.0 <= self.dense_weight <= 1.0:
+            raise ValueError(f"dense_weight must be within 0..1, got {self.dense_weight}")
+
+    def identity(self) -> dict[str, Any]:
+        """Everything that decides what an index holds, beside the model: an index made
+        under another identity is rebuilt (the model has its own record, `vec_model`)."""
+        return {
+            "chunker": chunking.CHUNKER_VERSION,
+            "chunk_max_chars": self.chunk_max_chars,
+            "embed_max_chars": self.embed_max_chars,
+            "max_file_bytes": self.max_file_bytes,
+            "words": textnorm.NORMALIZER_VERSION,
+            "stemmer": Stemmer.version(),
+        }

@@ -1,0 +1,60 @@
+"""Typed values the engine and both front ends share: search modes, file notes, notices.
+
+Each is defined once here; CLI choices, the MCP tool's `Literal`, usage texts and the texts
+a user reads are derived from these (the wording lives in `formatting`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Literal, get_args
+
+ModeName = Literal["hybrid", "lex", "vec"]
+MODES: tuple[ModeName, ...] = get_args(ModeName)
+DEFAULT_MODE: ModeName = "hybrid"
+DEFAULT_K = 8
+MAX_K = 100
+
+
+class FileNote(str, Enum):
+    """Why a file was skipped, or that it was cut; stored in the index by value."""
+
+    EMPTY = "empty"
+    BINARY = "binary"
+    UNREADABLE = "unreadable"
+    CUT = "cut"
+
+    @property
+    def skipped(self) -> bool:
+        return self is not FileNote.CUT
+
+    @classmethod
+    def parse(cls, stored: str) -> FileNote:
+        """A stored value; also the texts that indexes of schema 1 stored."""
+        try:
+            return cls(stored)
+        except ValueError:
+            legacy = {"skipped: empty": cls.EMPTY, "skipped: binary data": cls.BINARY}
+            for prefix, note in legacy.items():
+                if stored.startswith(prefix):
+                    return note
+            return cls.CUT if stored.startswith("cut") else cls.UNREADABLE
+
+
+class NoticeKind(str, Enum):
+    """Something about an answer the user should know (the front ends word it)."""
+
+    MODEL_UNAVAILABLE = "model_unavailable"  # detail: why; the answer is from words only
+    REBUILDING = "rebuilding"  # a rebuild is under way; answered from the old index
+    BUSY = "busy"  # another process refreshes; answered from the last snapshot
+    REBUILT = "rebuilt"  # the index was rebuilt: what decides its content changed (detail)
+    OTHER_MODEL = "other_model"  # its vectors are another model's; words only there
+    UNREADABLE_FOLDER = "unreadable_folder"  # detail: the folder; its notes were kept as they were
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    kind: NoticeKind
+    collection: str | None = None  # the collection it concerns; None: the whole answer
+    detail: str = ""

@@ -1,0 +1,174 @@
+"""The one directory walker and its rules: what is a note, which folders are skipped, and
+whether a path lies inside a folder. Discovery, the indexer's scan, `memo watch` and the MCP
+resources and completions all use these, so they never disagree about what a note is.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+INDEX_DIR = ".memo"
+INDEX_FILE = "index.db"
+# Tool folders never hold notes worth searching (SPEC "Files indexed"); hidden ones neither.
+TOOL_DIRS = frozenset({"node_modules", "venv", "__pycache__", "site-packages"})
+NOTE_SUFFIX = ".md"
+
+# (mtime_ns, size): a plain tuple, since a walk makes one per file and compares them all.
+FileStat = tuple[int, int]
+
+
+def skipped_name(name: str) -> bool:
+    """A hidden entry (`.git`, `.memo`, `.obsidian`, `.draft.md`) or a tool folder."""
+    return name.startswith(".") or name in TOOL_DIRS
+
+
+def is_note_name(name: str) -> bool:
+    return not name.startswith(".") and name.lower().endswith(NOTE_SUFFIX)
+
+
+def is_note_path(rel: str) -> bool:
+    """Whether a '/'-separated path below a collection root names a note the walker
+    would index (no hidden or tool folder on the way)."""
+    *folders, name = rel.split("/")
+    return is_note_name(name) and not any(skipped_name(f) for f in folders)
+
+
+def is_within(path: str | os.PathLike[str], folder: str | os.PathLike[str]) -> bool:
+    """Whether `path` is `folder` or lies below it; both absolute and already resolved."""
+    p, f = os.fspath(path), os.fspath(folder)
+    return p == f or p.startswith(f.rstrip(os.sep) + os.sep)
+
+
+def index_path(root: Path) -> Path:
+    return root / INDEX_DIR / INDEX_FILE
+
+
+def has_notes(folder: str | os.PathLike[str]) -> bool:
+    """Whether `folder` directly holds a note (what makes it a collection root)."""
+    try:
+        with os.scandir(folder) as it:
+            return any(is_note_name(e.name) and e.is_file() for e in it)
+    except OSError:
+        return False
+
+
+def subfolders(folder: str | os.PathLike[str]) -> list[str]:
+    """The folders directly inside `folder` that may hold notes (no links, hidden or tools)."""
+    try:
+        with os.scandir(folder) as it:
+            return [
+                e.path for e in it if not skipped_name(e.name) and e.is_dir(follow_symlinks=False)
+            ]
+    except OSError:
+        return []
+
+
+def relevant_change(root: str | os.PathLike[str], path: str, *, deleted: bool) -> bool:
+    """Whether a change reported at `path` can change the notes of the collection `root`:
+    a note, or a folder (deleted or moved away, it takes its notes along). Only the path
+    below `root` is judged, so a collection may itself sit in a hidden folder."""
+    rel = os.path.relpath(path, root)
+    if rel == "." or rel.startswith(".." + os.sep) or rel == "..":
+        return False
+    parts = rel.split(os.sep)
+    if any(skipped_name(p) for p in parts):
+        return False
+    return is_note_name(parts[-1]) or deleted or os.path.isdir(path)
+
+
+@dataclass
+class Scan:
+    """Every note under a root by '/'-separated relative path, with its stat; and the
+    folders that could not be read ('/'-terminated, '' for the root), whose notes are
+    unknown this time rather than gone."""
+
+    files: dict[str, FileStat] = field(default_factory=dict)
+    unreadable: list[str] = field(default_factory=list)
+
+    def unknown(self, rel: str) -> bool:
+        """Whether `rel` lies in a folder that could not be read."""
+        return any(rel.startswith(d) for d in self.unreadable)
+
+
+def scan(root: Path) -> Scan:
+    """Walk the notes of a collection.
+
+    Symlinks are followed only while they stay inside the root, and each real folder is
+    visited once, so link loops end. This runs before every search, so the loop is kept
+    lean: most entries cost a d_type check, a suffix check and a stat.
+    """
+    out = Scan()
+    found = out.files
+    root_s = str(root)
+    seen_dirs = {root_s}
+    stack: list[tuple[str, str]] = [(root_s, "")]
+    while stack:
+        dir_path, rel = stack.pop()
+        try:
+            it = os.scandir(dir_path)
+        except FileNotFoundError:
+            continue  # vanished: its notes are gone
+        except OSError:
+            out.unreadable.append(rel)
+            continue
+        with it:
+            for e in it:
+                name = e.name
+                if name[0] == ".":
+                    continue
+                try:
+                    if e.is_dir(follow_symlinks=False):
+                        if name not in TOOL_DIRS:
+                            stack.append((e.path, f"{rel}{name}/"))
+                    elif e.is_symlink():
+                        _follow_link(e, root_s, rel, seen_dirs, stack, found)
+                    elif name[-3:].lower() == NOTE_SUFFIX:
+                        st = e.stat(follow_symlinks=False)
+                        found[rel + name] = (st.st_mtime_ns, st.st_size)
+                except OSError:
+                    continue
+    return out
+
+
+def _follow_link(
+    e: os.DirEntry[str],
+    root_s: str,
+    rel: str,
+    seen_dirs: set[str],
+    stack: list[tuple[str, str]],
+    found: dict[str, FileStat],
+) -> None:
+    real = os.path.realpath(e.path)
+    if not is_within(real, root_s):
+        return  # leads outside the collection: never followed
+    if os.path.isdir(real):
+        if real not in seen_dirs and e.name not in TOOL_DIRS:
+            seen_dirs.add(real)
+            stack.append((e.path, f"{rel}{e.name}/"))
+    elif is_note_name(e.name) and os.path.isfile(real):
+        st = os.stat(real)
+        found[rel + e.name] = (st.st_mtime_ns, st.st_size)
+
+
+def find_indexes(roots: Iterable[Path], depth: int, max_dirs: int) -> list[Path]:
+    """Folders at most `depth` levels below a root that hold memo's index, sorted; at most
+    `max_dirs` folders are looked at in all (a home folder can be big)."""
+    found: set[Path] = set()
+    budget = max_dirs
+    for root in roots:
+        level = [str(root)]
+        for d in range(depth + 1):
+            below: list[str] = []
+            for folder in level:
+                if budget <= 0:
+                    return sorted(found)
+                budget -= 1
+                if os.path.isfile(os.path.join(folder, INDEX_DIR, INDEX_FILE)):
+                    found.add(Path(folder))
+                if d < depth:
+                    below.extend(subfolders(folder))
+            level = below
+    return sorted(found)
