@@ -49,6 +49,7 @@ class ModelSource:
         self.auto_install = auto_install
         self._installer = installer or install_default_model
         self._embedder = embedder
+        self._installed = False  # by this source's installer, in this process
         self._failure: tuple[float, ModelUnavailableError] | None = None
         self._state = threading.Lock()  # held only for quick reads and writes of the above
         self._load_lock = threading.Lock()  # one load at a time (seconds)
@@ -77,7 +78,7 @@ class ModelSource:
             failure = self._failure
         if failure and time.monotonic() - failure[0] < RETRY_AFTER_S:
             raise failure[1]
-        if not self.custom and not is_installed(self.model_dir):
+        if not self.custom and not self._installed and not is_installed(self.model_dir):
             self._install(self.auto_install if install is None else install)
         with self._load_lock:
             if self._embedder is None:
@@ -98,12 +99,13 @@ class ModelSource:
                 else "the default model is not installed; run `memo model install`"
             )
         with self._install_lock:  # a second caller waits for the same install
-            if is_installed(self.model_dir):
+            if self._installed or is_installed(self.model_dir):
                 return
             try:
                 self._installer()
             except MemoError as e:
                 self._fail(ModelUnavailableError(str(e)))
+            self._installed = True
 
     def _fail(self, err: ModelUnavailableError) -> NoReturn:
         with self._state:

@@ -39,3 +39,43 @@ def test_engine_never_imports_the_cli(path: Path) -> None:
 @pytest.mark.parametrize("path", ENGINE, ids=lambda p: p.name)
 def test_engine_modules_stay_small(path: Path) -> None:
     assert len(path.read_text(encoding="utf-8").splitlines()) <= 350
+
+
+FRONT_ENDS = sorted((REPO / "memo_mcp").glob("*.py"))
+
+
+@pytest.mark.parametrize("path", FRONT_ENDS, ids=lambda p: p.name)
+def test_mcp_uses_only_the_engines_front_door(path: Path) -> None:
+    import memo_core
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            deep = [a.name for a in node.names if a.name.startswith("memo_core.")]
+            assert not deep, f"{path.name} imports {deep}"
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("memo_core"):
+            assert node.module == "memo_core", f"{path.name} imports from {node.module}"
+            names = {a.name for a in node.names}
+            assert names <= set(memo_core.__all__), f"{path.name}: {names - set(memo_core.__all__)}"
+
+
+def test_the_front_door_exports_what_it_lists() -> None:
+    import memo_core
+
+    assert all(hasattr(memo_core, name) for name in memo_core.__all__)
+
+
+@pytest.mark.parametrize("path", ENGINE, ids=lambda p: p.name)
+def test_engine_state_lives_in_objects_not_module_globals(path: Path) -> None:
+    """No module-level mutable state: a dict, list or set literal assigned at module level
+    that the module also mutates, or a `global` statement."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    assert not [n for n in ast.walk(tree) if isinstance(n, ast.Global)], path.name
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(
+            node.value, (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp)
+        ):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = [t.id for t in targets if isinstance(t, ast.Name)]
+            ok = [n for n in names if n.isupper() or (n.startswith("__") and n.endswith("__"))]
+            assert ok == names, f"{path.name}: module state {names}"

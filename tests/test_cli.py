@@ -101,3 +101,25 @@ def test_errors_are_one_line_on_stderr_with_exit_1(notes, tmp_path, args, messag
     assert r.stdout == ""
     assert r.stderr.startswith("memo: ") and message in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "args",
+    [[], ["search"], ["search", "."], ["search", ".", "x", "--mode", "fuzzy"], ["nope"]],
+    ids=str,
+)
+def test_usage_errors_exit_2_as_the_readme_says(args: list[str], capsys) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    assert e.value.code == 2
+    assert capsys.readouterr().err.startswith("usage: memo")
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    assert "2 for a usage error" in readme
+
+
+def test_mode_choices_come_from_the_engine() -> None:
+    from memo_core import MODES
+
+    search = dict(_all_commands(build_parser()))[("search",)]
+    [mode] = [a for a in search._actions if "--mode" in a.option_strings]
+    assert tuple(mode.choices) == MODES

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -166,3 +169,33 @@ def test_fingerprint_is_a_change_token(notes: Path) -> None:
         changed = s.status()[0]
         assert changed.fingerprint != first.fingerprint
         assert changed.refreshed_at is not None and changed.refreshed_at >= first.updated_at
+
+
+def _without_privileges() -> list[str]:
+    """A command prefix under which permissions hold (root drops its capabilities)."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("root, and no setpriv to drop the capabilities that bypass permissions")
+    return [setpriv, "--inh-caps=-all", "--bounding-set=-all"]
+
+
+def test_an_unreadable_folder_is_not_a_deleted_one(notes: Path) -> None:
+    with Searcher(notes, use_model=False) as s:
+        s.refresh(embed=False)
+    prefix = _without_privileges()
+    (notes / "cooking").chmod(0)
+    try:
+        r = subprocess.run(
+            [*prefix, sys.executable, "-m", "memo_core.cli", "index", str(notes), "--no-vectors"],
+            capture_output=True,
+            text=True,
+        )
+    finally:
+        (notes / "cooking").chmod(0o755)
+    assert r.returncode == 0, r.stderr
+    assert "удалённых 0" in r.stdout
+    assert f"{notes}: папку cooking/ не прочитать; её заметки оставлены в индексе" in r.stderr
+    with Searcher(notes, use_model=False) as s:
+        assert s.search("borscht", mode="lex", refresh=False)[0].relpath == "cooking/soup.md"

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from conftest import write_notes
 
-from memo_core import Searcher
-from memo_core.embedder import Embedder
+from memo_core import Embedder, Engine, ModelSource, Searcher
 from memo_core.store import Store
 from memo_core.vectors import VectorCache
 
@@ -62,3 +65,30 @@ def test_sync_without_commits_reads_nothing(notes: Path, tiny_embedder: Embedder
     cache.sync(store)
     assert cache.matrix is matrix and len(cache.ids) == 5
     store.close()
+
+
+def test_a_long_lived_reader_equals_a_fresh_one_after_another_process_edits(
+    tmp_path: Path, tiny_embedder: Embedder, tiny_model_dir: Path
+) -> None:
+    """Another process (memo watch, say) deletes the newest note and adds one: the reader
+    that kept its vectors in memory must never score the new note with the old vector."""
+    notes = write_notes(tmp_path / "notes", {"a.md": "# A\n\ncat dog\n", "b.md": "# B\n\nsoup\n"})
+    with Engine(models=ModelSource(tiny_embedder)) as reader:
+        reader.refresh(notes)
+        write_notes(notes, {"last.md": "# Last\n\nbeets cabbage\n"})  # the highest chunk id
+        assert reader.search(notes, "beets cabbage", mode="vec")[0].relpath == "last.md"
+        (notes / "last.md").unlink()
+        _index_in_another_process(notes, tiny_model_dir)
+        write_notes(notes, {"new.md": "# New\n\nrestic проверка\n"})
+        _index_in_another_process(notes, tiny_model_dir)
+        got = reader.search(notes, "beets cabbage", k=5, mode="vec", refresh=False)
+    with Engine(models=ModelSource(tiny_embedder)) as fresh:
+        want = fresh.search(notes, "beets cabbage", k=5, mode="vec", refresh=False)
+    assert [(h.relpath, h.line) for h in got] == [(h.relpath, h.line) for h in want]
+    assert [h.score for h in got] == pytest.approx([h.score for h in want], abs=1e-6)
+
+
+def _index_in_another_process(notes: Path, model_dir: Path) -> None:
+    env = {**os.environ, "MEMO_MODEL_DIR": str(model_dir)}
+    cmd = [sys.executable, "-m", "memo_core.cli", "index", str(notes)]
+    subprocess.run(cmd, check=True, env=env, capture_output=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import queue
+import shutil
 import signal
 import subprocess
 import sys
@@ -11,7 +12,11 @@ import threading
 import time
 from pathlib import Path
 
-from memo_core import Searcher
+import pytest
+from conftest import write_notes
+
+from memo_core import Engine, ModelSource, Searcher
+from memo_core.watch import watch
 
 
 def _lines(proc: subprocess.Popen) -> queue.Queue:
@@ -60,3 +65,64 @@ def test_watch_indexes_saved_notes_and_stops_cleanly(notes: Path, tiny_model_dir
             proc.kill()
             proc.wait()
     assert "Traceback" not in proc.stderr.read()
+
+
+class Watching:
+    """`watch` running in a thread over one folder, with its lines in a queue."""
+
+    def __init__(self, engine: Engine, folder: Path) -> None:
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.stop, ready = threading.Event(), threading.Event()
+        self.thread = threading.Thread(
+            target=watch,
+            args=(engine, [folder], self.lines.put),
+            kwargs={"stop": self.stop, "debounce_ms": 50, "ready": ready},
+        )
+        self.thread.start()
+        assert ready.wait(20), "the watcher did not start"
+
+    def update(self) -> str:
+        while True:
+            line = self.lines.get(timeout=20)
+            if "новых" in line:
+                return line
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(20)
+
+
+@pytest.fixture
+def watching(tiny_embedder):
+    started: list[Watching] = []
+    engine = Engine(models=ModelSource(tiny_embedder))
+
+    def start(folder: Path) -> Watching:
+        started.append(Watching(engine, folder))
+        return started[-1]
+
+    yield start
+    for w in started:
+        w.close()
+    engine.close()
+
+
+def test_notes_inside_a_hidden_folder_are_watched(tmp_path: Path, watching) -> None:
+    notes = write_notes(tmp_path / ".local" / "share" / "notes", {"a.md": "# A\n\ncat\n"})
+    w = watching(notes)
+    (notes / "weather.md").write_text("# Weather\n\nrain\n", encoding="utf-8")
+    assert "новых 1, изменённых 0, удалённых 0" in w.update()
+    (notes / ".draft.md").write_text("# hidden\n", encoding="utf-8")  # not a note: no update
+    (notes / "a.md").write_text("# A\n\ncat and dog\n", encoding="utf-8")
+    assert "новых 0, изменённых 1, удалённых 0" in w.update()
+
+
+def test_moving_away_a_folder_with_a_dot_in_its_name(tmp_path: Path, watching) -> None:
+    # Moved out, the folder is reported alone (no event for the notes inside it).
+    notes = write_notes(
+        tmp_path / "notes", {"a.md": "# A\n\ncat\n", "v1.2/b.md": "# B\n\ndog\n", "v1.2/c.md": "c"}
+    )
+    w = watching(notes)
+    (notes / "v1.2").rename(tmp_path / "elsewhere")
+    assert "удалённых 2" in w.update()
+    shutil.rmtree(tmp_path / "elsewhere")
