@@ -252,7 +252,7 @@ class Collection:
             if writer is None:
                 return RefreshStats(notices=[busy] if busy else [])
             with self._sqlite_errors():
-                changed = self._identity_change(writer)
+                changed = self._identity_change(writer, embedder)
                 if changed is None:
                     stats = Indexer(self.root, writer, embedder, self.tuning).refresh(progress)
                 else:
@@ -270,19 +270,22 @@ class Collection:
             self.refreshed_at = time.time()
             return writer.counts()[0]
 
-    def _identity_change(self, writer: Store) -> str | None:
+    def _identity_change(self, writer: Store, embedder: Embedder | None) -> str | None:
         """None when the index was made as this memo would make it; else what differs
-        (names of settings, or "" for an index made before memo recorded them)."""
+        (names of settings, "model" for another model's vectors, or "" for an index made
+        before memo recorded its settings)."""
         want = self.tuning.identity()
         have = writer.identity()
-        if have == want:
-            return None
         if have is None and writer.is_empty():
             writer.set_identity(want)  # a new index: nothing was made another way
-            return None
+            have = want
         if have is None:
             return ""
-        return ", ".join(sorted(k for k in want.keys() | have.keys() if want.get(k) != have.get(k)))
+        changed = sorted(k for k in want.keys() | have.keys() if want.get(k) != have.get(k))
+        model = writer.get_meta("vec_model")
+        if embedder is not None and model not in (None, embedder.model_id):
+            changed.append("model")  # rebuilt aside: the old vectors answer meanwhile
+        return ", ".join(changed) or None
 
     def _rebuild(
         self, writer: Store, embedder: Embedder | None, progress: ProgressFn | None

@@ -66,13 +66,13 @@ class Engine:
                 if root not in self._collections:
                     self._collections[root] = Collection(root, self.tuning)
             found = [self._collections[r] for r in roots]
-            gone = [
-                self._collections.pop(r)
-                for r in list(self._collections)
-                if r not in roots and is_within(r, base) and not r.is_dir()
-            ]
-        for c in gone:  # deleted folders: their indexes are not searched any more
-            c.close()
+            missing = [r for r in self._collections if r not in roots and is_within(r, base)]
+        # Folders deleted since: forget them (they are not searched anyway).
+        for root in [r for r in missing if not r.is_dir()]:
+            with self._lock:
+                gone = self._collections.pop(root, None)
+            if gone is not None:
+                gone.close()
         return found
 
     def open_collections(self) -> list[Path]:

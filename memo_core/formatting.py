@@ -20,7 +20,7 @@ FILE_NOTE_TEXTS = {
     FileNote.EMPTY: "skipped: empty",
     FileNote.BINARY: "skipped: binary data",
     FileNote.UNREADABLE: "skipped: unreadable",
-    FileNote.CUT: "cut: only the first part indexed",
+    FileNote.CUT: "cut: indexed only in part",
 }
 
 _NOTICE_TEXTS = {

@@ -104,7 +104,8 @@ def read_note(path: Path, max_bytes: int) -> tuple[bytes, FileNote | None, str]:
     if b"\x00" in data[:8192]:
         return data, FileNote.BINARY, ""
     if len(data) > max_bytes:
-        return data[:max_bytes], FileNote.CUT, f"{max_bytes} bytes"
+        size = f"{max_bytes >> 20} MB" if max_bytes >= 1 << 20 else f"{max_bytes} bytes"
+        return data[:max_bytes], FileNote.CUT, f"the first {size}"
     return data, None, ""
 
 

@@ -14,7 +14,8 @@ INDEX_DIR = ".memo"
 INDEX_FILE = "index.db"
 # Tool folders never hold notes worth searching (SPEC "Files indexed"); hidden ones neither.
 TOOL_DIRS = frozenset({"node_modules", "venv", "__pycache__", "site-packages"})
-NOTE_SUFFIX = ".md"
+# What makes a file a note: its name ends in .md, in any case (and it is not hidden).
+NOTE_SUFFIXES = (".md", ".MD", ".Md", ".mD")
 
 # (mtime_ns, size): a plain tuple, since a walk makes one per file and compares them all.
 FileStat = tuple[int, int]
@@ -26,7 +27,7 @@ def skipped_name(name: str) -> bool:
 
 
 def is_note_name(name: str) -> bool:
-    return not name.startswith(".") and name.lower().endswith(NOTE_SUFFIX)
+    return name.endswith(NOTE_SUFFIXES) and not name.startswith(".")
 
 
 def is_note_path(rel: str) -> bool:
@@ -125,7 +126,7 @@ def scan(root: Path) -> Scan:
                             stack.append((e.path, f"{rel}{name}/"))
                     elif e.is_symlink():
                         _follow_link(e, root_s, rel, seen_dirs, stack, found)
-                    elif name[-3:].lower() == NOTE_SUFFIX:
+                    elif name.endswith(NOTE_SUFFIXES):  # is_note_name: hidden ones are out
                         st = e.stat(follow_symlinks=False)
                         found[rel + name] = (st.st_mtime_ns, st.st_size)
                 except OSError:

@@ -142,3 +142,22 @@ def test_a_store_that_is_not_memos_is_refused_before_any_write(tmp_path: Path) -
     with Engine(models=ModelSource(enabled=False)) as e, pytest.raises(IndexStoreError):
         e.search(notes, "text", mode="lex")
     assert (notes / ".memo" / "index.db").read_bytes() == before
+
+
+def test_another_models_index_answers_by_words_and_says_so(
+    notes: Path, tiny_embedder: Embedder, tmp_path: Path
+) -> None:
+    from tinymodels import make_tiny_model_dir
+
+    from memo_core import load_model_dir
+
+    other = load_model_dir(make_tiny_model_dir(tmp_path / "m2", dim=8, seed=3))
+    with Engine(models=ModelSource(tiny_embedder)) as e:
+        e.refresh(notes)
+    with Engine(models=ModelSource(other)) as e:  # e.g. another process, another model
+        hits = e.search(notes, "borscht soup", mode="hybrid", refresh=False)
+        assert [(n.kind, n.collection) for n in hits.notices] == [
+            (NoticeKind.OTHER_MODEL, str(notes))
+        ]
+        assert hits[0].relpath == "cooking/soup.md" and hits[0].found_by == ("lex",)
+        assert list(e.search(notes, "borscht soup", mode="vec", refresh=False)) == []

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import CountingEmbedder, write_notes
 
-from memo_core import FileNote, Searcher
+from memo_core import FileNote, NoticeKind, Searcher
 
 
 @pytest.fixture
@@ -112,6 +112,7 @@ def test_model_change_rebuilds_vectors(notes: Path, tiny_model_dir: Path, tmp_pa
         s.refresh()
     with Searcher(notes, embedder=CountingEmbedder(other)) as s:
         stats = s.refresh()
+        assert [(n.kind, n.detail) for n in stats.notices] == [(NoticeKind.REBUILT, "model")]
         assert stats.chunks_embedded == 5
         assert s.status()[0].model == other.model_id
         assert s.search("cat", mode="vec", k=1)[0].relpath == "pets.md"
