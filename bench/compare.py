@@ -23,24 +23,12 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _floor import INITIALIZE, walk_stat  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
 MODES = ("lex", "vec", "hybrid")
-
-
-def walk_stat(root: str) -> int:
-    """What an unchanged refresh cannot avoid: one scandir walk with a stat of each note."""
-    n, stack = 0, [root]
-    while stack:
-        with os.scandir(stack.pop()) as it:
-            for e in it:
-                if e.name.startswith("."):
-                    continue
-                if e.is_dir(follow_symlinks=False):
-                    stack.append(e.path)
-                elif e.name.lower().endswith(".md"):
-                    e.stat(follow_symlinks=False)
-                    n += 1
-    return n
 
 
 def titles(root: Path, n: int) -> list[str]:
@@ -82,18 +70,6 @@ def child(root: str, queries: int, repeat: int) -> dict:
     med = statistics.median
     out = {"refresh_ms": med(rt) * 1e3, "walk_ms": med(wt) * 1e3, "ratio": med(rt) / med(wt)}
     return out | {m: med(v) * 1e3 for m, v in lat.items()}
-
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2024-11-05",
-        "capabilities": {},
-        "clientInfo": {"name": "memo-bench", "version": "0"},
-    },
-}
 
 
 def cold_start(tree: Path) -> float:

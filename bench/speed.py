@@ -35,6 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _common as C  # noqa: E402
+from _floor import INITIALIZE, walk_stat  # noqa: E402
 
 MODES = ("lex", "vec", "hybrid")
 SDK_IMPORT = "import mcp.server.mcpserver"
@@ -161,28 +162,6 @@ def run_child(kind: str, root: Path, args: argparse.Namespace) -> dict:
 
 
 # -- floors ------------------------------------------------------------------------------
-
-
-def walk_stat(root: str) -> int:
-    """The floor of a refresh: every non-hidden *.md under root, found and stat'ed."""
-    n = 0
-    stack = [root]
-    while stack:
-        d = stack.pop()
-        try:
-            it = os.scandir(d)
-        except OSError:
-            continue
-        with it:
-            for e in it:
-                if e.name.startswith("."):
-                    continue
-                if e.is_dir(follow_symlinks=False):
-                    stack.append(e.path)
-                elif e.name.lower().endswith(".md"):
-                    e.stat(follow_symlinks=False)
-                    n += 1
-    return n
 
 
 def compare_refresh(s, root: Path, repeat: int) -> dict:
@@ -436,16 +415,7 @@ def mcp_cold_start(runs: int, cwd: Path) -> dict:
     if not runnable:
         return {"skipped": "memo_mcp.server is not importable yet"}
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "memo_mcp"]
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2024-11-05",
-            "capabilities": {},
-            "clientInfo": {"name": "memo-bench", "version": "0"},
-        },
-    }
+    init = INITIALIZE
     times: list[float] = []
     answer = None
     for _ in range(runs):

@@ -8,6 +8,8 @@ chunk while the database lives (a reader's vector cache keys on ids); skip notes
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -114,22 +116,13 @@ def open_for_writing(path: Path) -> apsw.Connection:
     except OSError as e:
         raise IndexLocationError(f"cannot create {path.parent}: {e.strerror or e}") from e
     db = _connect(path, apsw.SQLITE_OPEN_CREATE)
-    try:
+    with _closed_on_error(db, path, writing=True):
         # Whose file this is, read before anything is written to it (WAL included).
         _check_owner(db, path)
         if _scalar(db, "PRAGMA journal_mode=WAL") != "wal":
             raise IndexLocationError(f"WAL journaling does not work in {path.parent}")
         db.execute("PRAGMA synchronous=NORMAL")
         _migrate(db, path)
-    except (apsw.ReadOnlyError, apsw.CantOpenError, apsw.IOError) as e:
-        db.close()
-        raise IndexLocationError(f"cannot write {path}: {e}") from e
-    except apsw.Error as e:
-        db.close()
-        raise _damaged(path, e) from e
-    except BaseException:
-        db.close()
-        raise
     return db
 
 
@@ -138,17 +131,26 @@ def open_for_reading(path: Path) -> apsw.Connection | None:
     if not path.is_file():
         return None
     db = _connect(path, 0)
-    try:
+    with _closed_on_error(db, path, writing=False):
         if _check_owner(db, path) == 0:
             db.close()  # empty: a writer is creating it right now, nothing to read yet
             return None
-    except apsw.Error as e:
-        db.close()
-        raise _damaged(path, e) from e
-    except BaseException:
-        db.close()
-        raise
     return db
+
+
+@contextmanager
+def _closed_on_error(db: apsw.Connection, path: Path, *, writing: bool) -> Iterator[None]:
+    """Close `db` when what follows fails, and say in memo's terms what SQLite found."""
+    try:
+        yield
+    except BaseException as e:
+        db.close()
+        cannot_write = (apsw.ReadOnlyError, apsw.CantOpenError, apsw.IOError)
+        if writing and isinstance(e, cannot_write):
+            raise IndexLocationError(f"cannot write {path}: {e}") from e
+        if isinstance(e, apsw.Error):
+            raise _damaged(path, e) from e
+        raise
 
 
 def get_meta(db: apsw.Connection, key: str) -> str | None:
