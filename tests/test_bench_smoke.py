@@ -160,3 +160,26 @@ def test_speed_smoke(dataset: Path, model_dir: Path, tmp_path: Path) -> None:
     assert out["refresh_unchanged_10k"]["grow_embedded"] == 0  # copies reuse vectors
     assert "knn_vs_numpy" in out
     assert "skipped" in out["mcp_cold_start"] or out["mcp_cold_start"]["median_s"] > 0
+
+
+def test_compare_smoke(
+    dataset: Path, model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    from memo_core import Engine
+
+    monkeypatch.setenv("MEMO_MODEL_DIR", str(model_dir))
+    copies = [tmp_path / "one", tmp_path / "two"]
+    for copy in copies:
+        shutil.copytree(dataset / "corpus", copy)
+        with Engine() as engine:
+            engine.refresh(copy)
+    out = _load("compare").main(
+        [str(BENCH.parent), *map(str, copies), "--rounds", "1", "--queries", "3"]
+        + ["--repeat", "2", "--cold-starts", "1"]
+    )
+    for side in ("before", "after"):
+        [run] = out["runs"][side]
+        assert run["ratio"] > 0 and all(run[m] > 0 for m in ("lex", "vec", "hybrid"))
+        assert len(out["cold_start"][side]) == 1
