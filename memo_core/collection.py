@@ -10,8 +10,10 @@ same work twice.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import stat
 import threading
 import time
 from collections.abc import Iterator
@@ -22,19 +24,20 @@ from pathlib import Path
 import apsw
 import numpy as np
 
+from . import indexfile
 from .embedder import Embedder
 from .errors import IndexBusyError, IndexLocationError, IndexStoreError
 from .filelock import FileLock
 from .indexer import Indexer, ProgressFn, RefreshStats
+from .indexfile import LOCK_FILE
 from .model_install import cache_dir
 from .results import CollectionStatus, Hit
 from .store import Store, fingerprint_of
 from .tuning import Tuning
 from .values import ModeName, Notice, NoticeKind
 from .vectors import VectorCache
-from .walker import INDEX_DIR, INDEX_FILE, is_within
+from .walker import INDEX_DIR, INDEX_FILE
 
-LOCK_FILE = "refresh.lock"
 Scored = list[tuple[int, float]]  # (chunk id, score), best first
 
 
@@ -85,19 +88,18 @@ class Collection:
 
     @property
     def db_path(self) -> Path:
-        """`<root>/.memo/index.db`, or the cache-dir one where an index already lives or the
-        folder cannot hold one. Deciding it writes nothing."""
+        """`<root>/.memo/index.db`, or the cache-dir one where an index already lives, where
+        the folder cannot hold one, or where something that is not memo's lies at memo's
+        place. Deciding it writes nothing."""
         if self._db_path is None:
+            own = self.root / INDEX_DIR / INDEX_FILE
             fallback = fallback_index_path(self.root)
-            try:
-                own = _own_index_path(self.root)
-            except IndexLocationError as e:
-                self._use(fallback, str(e))
+            if why := _unusable(self.root):
+                self._use(fallback, why)
+            elif own.is_file() or not fallback.is_file():
+                self._use(own, None)
             else:
-                if own.is_file() or not fallback.is_file():
-                    self._use(own, None)
-                else:
-                    self._use(fallback, "the collection folder cannot hold it")
+                self._use(fallback, "the collection folder could not hold it")
         assert self._db_path is not None
         return self._db_path
 
@@ -236,6 +238,7 @@ class Collection:
                 yield None, Notice(NoticeKind.BUSY, str(self.root))
                 return
             try:
+                _clear_scratch(writer.path)  # the leftovers of a rebuild that was killed
                 yield writer, None
             finally:
                 lock.release()
@@ -297,8 +300,8 @@ class Collection:
         memo names and removes. The refresh lock makes this the only rebuild, so whatever
         lies at the scratch name is the leftover of one that crashed.
         """
-        scratch = writer.path.with_name(f"{INDEX_FILE}.rebuild")
-        _remove_db_files(scratch)
+        scratch = _scratch(writer.path)
+        indexfile.remove_files(scratch)
         self._rebuilding = True
         try:
             fresh = Store.create(scratch)
@@ -310,20 +313,35 @@ class Collection:
                 fresh.close()
         finally:
             self._rebuilding = False
-            _remove_db_files(scratch)
+            _clear_scratch(writer.path)
         return stats
 
 
-def _own_index_path(root: Path) -> Path:
-    """`<root>/.memo/index.db`, unless `.memo` leads out of the collection (a symlink):
-    memo writes only inside the folders it was given."""
+def _unusable(root: Path) -> str | None:
+    """Why `<root>/.memo/index.db` cannot be memo's index now (None: it can). Reads only."""
     folder = root / INDEX_DIR
-    real = os.path.realpath(folder)
-    if not is_within(real, root):
-        raise IndexLocationError(f"{folder} leads outside the collection, to {real}")
-    return folder / INDEX_FILE
+    try:
+        st = os.lstat(folder)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return f"{folder}: {e.strerror or e}"
+    if stat.S_ISLNK(st.st_mode):
+        return f"{folder} is a symbolic link: memo does not write through it"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"{folder} is not a folder"
+    mark, what = indexfile.inspect(folder / INDEX_FILE)
+    if mark is indexfile.Mark.FOREIGN:
+        return f"{folder / INDEX_FILE} is not a memo index ({what}); memo leaves it alone"
+    return None
 
 
-def _remove_db_files(db: Path) -> None:
-    for p in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
-        p.unlink(missing_ok=True)
+def _scratch(db: Path) -> Path:
+    return db.with_name(f"{db.name}.rebuild")
+
+
+def _clear_scratch(db: Path) -> None:
+    """Remove a rebuild's scratch files (only while holding the refresh lock: then no rebuild
+    is running); anything there that memo did not make is left alone."""
+    with contextlib.suppress(IndexLocationError):
+        indexfile.remove_files(_scratch(db))

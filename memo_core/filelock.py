@@ -7,6 +7,8 @@ import sys
 import time
 from pathlib import Path
 
+from .indexfile import open_lock_file
+
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
     import msvcrt
 
@@ -49,7 +51,7 @@ class FileLock:
         self._fd: int | None = None
 
     def acquire(self, *, wait: bool) -> bool:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = open_lock_file(self.path)
         if wait:
             _lock(fd)
         elif not _try_lock(fd):

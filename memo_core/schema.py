@@ -1,5 +1,4 @@
-"""What makes a file memo's index: opening it, recognising it as memo's (read only, before
-anything is written to it), and its schema as numbered migrations applied on open.
+"""The index's schema, as numbered migrations applied on open (by `indexfile`).
 
 Schema 2 (this memo): chunk ids come from AUTOINCREMENT, so an id is never given to another
 chunk while the database lives (a reader's vector cache keys on ids); skip notes are codes.
@@ -8,17 +7,8 @@ chunk while the database lives (a reader's vector cache keys on ids); skip notes
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
-from typing import Any
 
 import apsw
-import sqlite_vec
-
-from .errors import IndexLocationError, IndexStoreError
-
-BUSY_TIMEOUT_MS = 10_000
 
 SCHEMA_VERSION = 2
 APP_ID = "memo"  # stored in meta: how memo recognises its own index
@@ -104,126 +94,3 @@ def new_generation() -> str:
 
 # Numbered migrations: MIGRATIONS[i] takes a database from version i to i + 1.
 MIGRATIONS = [_schema_v1, _v1_to_v2]
-
-
-# -- opening ------------------------------------------------------------------------------
-
-
-def open_for_writing(path: Path) -> apsw.Connection:
-    """The index at `path`, created and migrated as needed, in WAL mode."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise IndexLocationError(f"cannot create {path.parent}: {e.strerror or e}") from e
-    db = _connect(path, apsw.SQLITE_OPEN_CREATE)
-    with _closed_on_error(db, path, writing=True):
-        # Whose file this is, read before anything is written to it (WAL included).
-        _check_owner(db, path)
-        if _scalar(db, "PRAGMA journal_mode=WAL") != "wal":
-            raise IndexLocationError(f"WAL journaling does not work in {path.parent}")
-        db.execute("PRAGMA synchronous=NORMAL")
-        _migrate(db, path)
-    return db
-
-
-def open_for_reading(path: Path) -> apsw.Connection | None:
-    """The index at `path` as it is (nothing is written), or None when there is none yet."""
-    if not path.is_file():
-        return None
-    db = _connect(path, 0)
-    with _closed_on_error(db, path, writing=False):
-        if _check_owner(db, path) == 0:
-            db.close()  # empty: a writer is creating it right now, nothing to read yet
-            return None
-    return db
-
-
-@contextmanager
-def _closed_on_error(db: apsw.Connection, path: Path, *, writing: bool) -> Iterator[None]:
-    """Close `db` when what follows fails, and say in memo's terms what SQLite found."""
-    try:
-        yield
-    except BaseException as e:
-        db.close()
-        cannot_write = (apsw.ReadOnlyError, apsw.CantOpenError, apsw.IOError)
-        if writing and isinstance(e, cannot_write):
-            raise IndexLocationError(f"cannot write {path}: {e}") from e
-        if isinstance(e, apsw.Error):
-            raise _damaged(path, e) from e
-        raise
-
-
-def get_meta(db: apsw.Connection, key: str) -> str | None:
-    if not _scalar(db, "SELECT 1 FROM sqlite_master WHERE name = 'meta'"):
-        return None
-    value: str | None = _scalar(db, "SELECT value FROM meta WHERE key = ?", (key,))
-    return value
-
-
-def _scalar(db: apsw.Connection, sql: str, params: tuple[object, ...] = ()) -> Any:
-    row = db.execute(sql, params).fetchone()
-    return row[0] if row else None
-
-
-def _connect(path: Path, create_flag: int) -> apsw.Connection:
-    try:
-        db = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READWRITE | create_flag)
-    except apsw.Error as e:
-        raise IndexLocationError(f"cannot open {path}: {e}") from e
-    try:
-        db.enable_load_extension(True)
-        sqlite_vec.load(db)
-        db.enable_load_extension(False)
-        db.setbusytimeout(BUSY_TIMEOUT_MS)
-        db.execute("PRAGMA mmap_size=268435456")
-    except apsw.Error as e:
-        db.close()
-        raise _damaged(path, e) from e
-    return db
-
-
-def _check_owner(db: apsw.Connection, path: Path) -> int:
-    """The schema version of memo's index at `path` (0: an empty file); an error naming
-    what is there for anything else."""
-    version: int = _scalar(db, "PRAGMA user_version")
-    if version == 0:
-        if _scalar(db, "SELECT count(*) FROM sqlite_master"):
-            raise _foreign(path)
-        return 0
-    if version > SCHEMA_VERSION:
-        raise IndexStoreError(
-            f"{path} was made by a newer memo (schema {version} > {SCHEMA_VERSION}); "
-            f"upgrade memo, or move {path.parent} away to rebuild it with this one"
-        )
-    if get_meta(db, "app") != APP_ID:
-        raise _foreign(path)
-    return version
-
-
-def _migrate(db: apsw.Connection, path: Path) -> None:
-    if _scalar(db, "PRAGMA user_version") == SCHEMA_VERSION:
-        return  # the common case, without taking the write lock
-    # Checked again under the write lock: two processes may create the index at once.
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        version = _check_owner(db, path)
-        for v in range(version, SCHEMA_VERSION):
-            MIGRATIONS[v](db)
-        db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
-
-
-def _foreign(path: Path) -> IndexStoreError:
-    return IndexStoreError(
-        f"{path} is not a memo index; memo leaves it alone: move it away and retry"
-    )
-
-
-def _damaged(path: Path, e: Exception) -> IndexStoreError:
-    return IndexStoreError(
-        f"cannot open the index {path}: {e}; it is damaged or not memo's: "
-        f"move {path.parent} away and search again to rebuild it"
-    )

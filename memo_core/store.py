@@ -2,7 +2,7 @@
 
 One file, `<collection>/.memo/index.db`, opened through apsw because the stdlib `sqlite3`
 of many Python builds cannot load extensions. All of memo's queries on an index are here;
-what makes a file memo's index (opening, recognising, migrating) is in `schema`. Every change
+what makes a file memo's index (recognising, opening, migrating) is in `indexfile`. Every change
 goes through `write()`, one `BEGIN IMMEDIATE` transaction, so chunks, words and vectors never
 disagree on disk.
 """
@@ -21,7 +21,7 @@ from typing import Any
 import apsw
 import numpy as np
 
-from . import schema
+from . import indexfile
 from .schema import new_generation
 from .values import FileNote
 
@@ -59,12 +59,12 @@ class Store:
     @classmethod
     def create(cls, path: Path) -> Store:
         """The index at `path` for writing, made and migrated as needed."""
-        return cls(schema.open_for_writing(path), path)
+        return cls(indexfile.open_for_writing(path), path)
 
     @classmethod
     def open_existing(cls, path: Path) -> Store | None:
         """The index at `path` for reading, or None when there is none (yet)."""
-        db = schema.open_for_reading(path)
+        db = indexfile.open_for_reading(path)
         return cls(db, path) if db is not None else None
 
     def close(self) -> None:
@@ -75,7 +75,7 @@ class Store:
         return row[0] if row else None
 
     def get_meta(self, key: str) -> str | None:
-        return schema.get_meta(self.db, key)
+        return indexfile.get_meta(self.db, key)
 
     def set_meta(self, key: str, value: str) -> None:
         self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))

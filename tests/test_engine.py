@@ -13,7 +13,7 @@ import apsw
 import pytest
 from conftest import write_notes
 
-from memo_core import Embedder, Engine, IndexStoreError, ModelSource, NoticeKind, Tuning
+from memo_core import Embedder, Engine, ModelSource, NoticeKind, Tuning
 
 
 @pytest.fixture
@@ -132,16 +132,22 @@ def test_tuning_is_passed_in_not_patched(tmp_path: Path) -> None:
         assert default.status(notes)[0].chunks == 1
 
 
-def test_a_store_that_is_not_memos_is_refused_before_any_write(tmp_path: Path) -> None:
+def test_a_file_that_is_not_memos_is_left_alone_and_the_index_kept_elsewhere(
+    tmp_path: Path,
+) -> None:
     notes = write_notes(tmp_path / "notes", {"a.md": "# A\n\ntext\n"})
     (notes / ".memo").mkdir()
     db = apsw.Connection(str(notes / ".memo" / "index.db"))
     db.execute("PRAGMA user_version=1; CREATE TABLE precious(x); INSERT INTO precious VALUES (1)")
     db.close()
     before = (notes / ".memo" / "index.db").read_bytes()
-    with Engine(models=ModelSource(enabled=False)) as e, pytest.raises(IndexStoreError):
-        e.search(notes, "text", mode="lex")
+    with Engine(models=ModelSource(enabled=False)) as e:
+        assert e.search(notes, "text", mode="lex")[0].relpath == "a.md"
+        assert e.reindex(notes) == 1
+        [st] = e.status(notes)
+    assert "not a memo index (a SQLite database of another program)" in (st.location_note or "")
     assert (notes / ".memo" / "index.db").read_bytes() == before
+    assert sorted(p.name for p in (notes / ".memo").iterdir()) == ["index.db"]
 
 
 def test_another_models_index_answers_by_words_and_says_so(

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import apsw
 import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
@@ -118,10 +119,11 @@ def test_the_scan_is_bounded_and_skips_hidden_and_bulky_folders(allowed: Path) -
 async def test_an_unusable_index_is_listed_with_its_error(allowed: Path) -> None:
     good = make_notes(allowed / "good")
     index(good)
-    bad = allowed / "bad"
-    (bad / ".memo").mkdir(parents=True)
-    (bad / "n.md").write_text("# n\n")
-    (bad / ".memo" / "index.db").write_bytes(b"not a database" * 100)
+    bad = make_notes(allowed / "bad")
+    index(bad)
+    db = apsw.Connection(str(bad / ".memo" / "index.db"))
+    db.execute("PRAGMA user_version=99")  # made by a newer memo
+    db.close()
     async with client(allowed) as c:
         entries = {e["path"]: e for e in (await listing(c))["collections"]}
     assert entries[str(good)]["files"] == 2

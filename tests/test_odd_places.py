@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import write_notes
 
-from memo_core import FileNote, IndexStoreError, Searcher, Tuning
+from memo_core import FileNote, Searcher, Tuning
 from memo_core.indexer import read_note
 
 MAX_FILE_BYTES = Tuning().max_file_bytes
@@ -82,8 +82,11 @@ def test_foreign_index_file_is_never_replaced(notes: Path) -> None:
     db = apsw.Connection(str(notes / ".memo" / "index.db"))
     db.execute("CREATE TABLE precious(x); INSERT INTO precious VALUES (42)")
     db.close()
-    with pytest.raises(IndexStoreError, match="not a memo index"):
-        Searcher(notes, use_model=False).reindex()
+    before = (notes / ".memo" / "index.db").read_bytes()
+    with Searcher(notes, use_model=False) as s:
+        assert s.reindex() == 3  # in the cache-dir location, not over the foreign file
+        assert "not a memo index" in (s.status()[0].location_note or "")
+    assert (notes / ".memo" / "index.db").read_bytes() == before
     db = apsw.Connection(str(notes / ".memo" / "index.db"))
     assert db.execute("SELECT x FROM precious").fetchone() == (42,)
 

@@ -41,8 +41,16 @@ def test_index_from_newer_memo_is_refused(tmp_path: Path) -> None:
 
 def test_garbage_file_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "i.db").write_bytes(b"this is not sqlite" * 100)
-    with pytest.raises(IndexStoreError, match="damaged or not memo.s: move"):
+    with pytest.raises(IndexStoreError, match=r"not a memo index \(not a SQLite database\)"):
         Store.create(tmp_path / "i.db")
+
+
+def test_a_damaged_memo_index_is_a_clear_error(tmp_path: Path) -> None:
+    Store.create(tmp_path / "i.db").close()
+    data = (tmp_path / "i.db").read_bytes()
+    (tmp_path / "i.db").write_bytes(data[:100] + b"\xff" * (len(data) - 100))
+    with pytest.raises(IndexStoreError, match="damaged or not memo.s: move"):
+        Store.open_existing(tmp_path / "i.db")
 
 
 def _consistent(db_path: Path) -> None:
