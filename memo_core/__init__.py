@@ -24,7 +24,15 @@ from .errors import (
     OutsideRootsError,
     PathNotFoundError,
 )
-from .formatting import format_hits, format_reindex, format_status, iso_time, notice_text
+from .formatting import (
+    for_terminal,
+    format_hits,
+    format_reindex,
+    format_status,
+    iso_time,
+    notice_text,
+    shown,
+)
 from .indexer import Progress, ProgressFn, RefreshStats
 from .models import ModelSource
 from .results import CollectionStatus, Hit, SearchResults
@@ -40,7 +48,7 @@ from .values import (
     Notice,
     NoticeKind,
 )
-from .walker import find_indexes, index_path, is_note_path, is_within, scan
+from .walker import find_indexes, index_path, is_note_path, is_within, read_regular, scan
 
 __all__ = [
     "DEFAULT_K",
@@ -76,6 +84,7 @@ __all__ = [
     "allowed_roots",
     "confine",
     "find_indexes",
+    "for_terminal",
     "format_hits",
     "format_reindex",
     "format_status",
@@ -85,5 +94,7 @@ __all__ = [
     "iso_time",
     "load_model_dir",
     "notice_text",
+    "read_regular",
     "scan",
+    "shown",
 ]

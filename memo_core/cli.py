@@ -14,11 +14,13 @@ from .engine import Engine
 from .errors import MemoError
 from .formatting import (
     file_note_text,
+    for_terminal,
     format_hits,
     format_refresh,
     format_reindex,
     format_status,
     notice_text,
+    shown,
 )
 from .model_install import install_default_model, is_installed, resolve_model_dir
 from .progress import ProgressBar
@@ -40,9 +42,9 @@ def _search(engine: Engine, a: argparse.Namespace) -> None:
             "notices": [notice_text(n) for n in results.notices],
             "hits": [dataclasses.asdict(h) for h in results],
         }
-        print(json.dumps(out, ensure_ascii=False, indent=2))
+        _print_json(out)
     else:
-        sys.stdout.write(format_hits(results, base=os.getcwd()))
+        sys.stdout.write(format_hits(results, base=os.getcwd(), terminal=True))
 
 
 def _index(engine: Engine, a: argparse.Namespace) -> None:
@@ -55,7 +57,7 @@ def _index(engine: Engine, a: argparse.Namespace) -> None:
     for n in stats.notices:
         print(f"  {notice_text(n)}", file=sys.stderr)
     for path, note, detail in stats.notes:
-        print(f"  {path}: {file_note_text(note, detail)}", file=sys.stderr)
+        print(f"  {shown(path)}: {for_terminal(file_note_text(note, detail))}", file=sys.stderr)
 
 
 def _watch(engine: Engine, a: argparse.Namespace) -> None:
@@ -72,7 +74,7 @@ def _watch(engine: Engine, a: argparse.Namespace) -> None:
 def _status(engine: Engine, a: argparse.Namespace) -> None:
     statuses = engine.status(a.path)
     if a.json:
-        print(json.dumps([dataclasses.asdict(s) for s in statuses], ensure_ascii=False, indent=2))
+        _print_json([dataclasses.asdict(s) for s in statuses])
     else:
         print(format_status(statuses))
 
@@ -84,6 +86,15 @@ def _reindex(engine: Engine, a: argparse.Namespace) -> None:
     finally:
         bar.done()
     print(format_reindex(files))
+
+
+def _print_json(data: object) -> None:
+    """Exact JSON; a name that is not UTF-8 keeps its bytes as \\udcXX escapes (JSON's own
+    escapes, which decode back to the name as Python's os functions take it)."""
+    text = json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+    sys.stdout.flush()
+    sys.stdout.buffer.write(text.encode("utf-8", "backslashreplace"))
+    sys.stdout.buffer.flush()
 
 
 def _model_install(_engine: Engine, a: argparse.Namespace) -> None:
@@ -171,7 +182,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args.func(engine, args)
     except MemoError as e:
-        print(f"memo: {e}", file=sys.stderr)
+        print(f"memo: {for_terminal(str(e))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("memo: interrupted", file=sys.stderr)

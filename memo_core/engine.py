@@ -189,4 +189,7 @@ def _checked(query: object, k: object, mode: object) -> tuple[int, str]:
         raise InvalidArgumentError(f"k must be a whole number from 1 to {MAX_K}, got {k!r}")
     if not isinstance(query, str) or not query.strip():
         raise InvalidArgumentError("the query is empty: say what to look for")
-    return min(k, MAX_K), query[:MAX_QUERY_CHARS]
+    # Lone surrogates (bytes a terminal's argv could not decode, "\\udcff" in JSON) are
+    # not text: each becomes U+FFFD, so the words and the model see valid text.
+    query = query[:MAX_QUERY_CHARS].encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return min(k, MAX_K), query

@@ -7,6 +7,7 @@ is chosen here, once, for both front ends.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -15,11 +16,16 @@ from .results import CollectionStatus, SearchResults
 from .values import FileNote, Notice, NoticeKind
 
 NO_HITS = "ничего не найдено"
+# C0 and C1 control characters and DEL: a terminal obeys them (\x1b[2J clears the screen,
+# \x1b]0;…\x07 retitles the window), and a newline in a name could forge a hit line.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROL_BUT_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 FILE_NOTE_TEXTS = {
     FileNote.EMPTY: "skipped: empty",
     FileNote.BINARY: "skipped: binary data",
     FileNote.UNREADABLE: "skipped: unreadable",
+    FileNote.SPECIAL: "skipped: not a regular file",
     FileNote.CUT: "cut: indexed only in part",
 }
 
@@ -33,12 +39,35 @@ _NOTICE_TEXTS = {
 }
 
 
+def _escape(match: re.Match[str]) -> str:
+    return match.group().encode("unicode_escape").decode("ascii")
+
+
+def shown(text: str) -> str:
+    """`text` with bytes that are not UTF-8 (surrogates from the OS) and every control
+    character written as escapes (`\xff`, `\n`, `\x1b`): for names and paths, in every
+    front end, so that one name is always one line and any client can print it."""
+    if text.isprintable():
+        return text
+    text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return _CONTROL.sub(_escape, text)
+
+
+def for_terminal(text: str) -> str:
+    """A passage as a terminal may print it: control characters escaped, but for newlines
+    and tabs; bytes that are not UTF-8 escaped too."""
+    if text.isprintable():
+        return text
+    text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return _CONTROL_BUT_LINES.sub(_escape, text)
+
+
 def notice_text(n: Notice) -> str:
-    where = f"{n.collection}: " if n.collection else ""
+    where = f"{shown(n.collection)}: " if n.collection else ""
     if n.kind is NoticeKind.REBUILT:
         why = f"изменились параметры ({n.detail})" if n.detail else "индекс от прежней версии memo"
         return f"{where}индекс перестроен заново: {why}"
-    return _NOTICE_TEXTS[n.kind].format(where=where, detail=n.detail)
+    return _NOTICE_TEXTS[n.kind].format(where=where, detail=shown(n.detail))
 
 
 def file_note_text(note: FileNote, detail: str = "") -> str:
@@ -53,14 +82,19 @@ def _shown_path(path: str, base: str | None) -> str:
     return path
 
 
-def format_hits(results: SearchResults, base: str | None = None) -> str:
+def format_hits(results: SearchResults, base: str | None = None, *, terminal: bool = False) -> str:
     """`<path>:<line>  <heading>\\n<text>\\n` for each hit, separated by blank lines.
 
     `base`: show paths relative to this folder when they lie inside it (the CLI passes the
-    working directory); otherwise absolute paths, which any client can open.
+    working directory); otherwise absolute paths, which any client can open. Paths are
+    always `shown`; `terminal`: headings and passages are made safe to print too.
     """
     blocks = [f"({notice_text(n)})\n" for n in results.notices]
-    blocks += [f"{_shown_path(h.path, base)}:{h.line}  {h.heading}\n{h.text}\n" for h in results]
+    for h in results:
+        heading, text = (
+            (shown(h.heading), for_terminal(h.text)) if terminal else (h.heading, h.text)
+        )
+        blocks.append(f"{shown(_shown_path(h.path, base))}:{h.line}  {heading}\n{text}\n")
     if not results:
         blocks.append(NO_HITS + "\n")
     return "\n".join(blocks)
@@ -75,14 +109,15 @@ def iso_time(ts: float | None) -> str:
 def format_status(statuses: Sequence[CollectionStatus]) -> str:
     lines = []
     for s in statuses:
-        line = f"{s.root}: файлов {s.files}, чанков {s.chunks}, индекс {iso_time(s.updated_at)}"
+        line = f"{shown(s.root)}: файлов {s.files}, чанков {s.chunks}, "
+        line += f"индекс {iso_time(s.updated_at)}"
         if s.skipped:
             line += f", пропущено файлов {s.skipped}"
         if s.chunks_without_vectors:
             line += f", без векторов {s.chunks_without_vectors}"
         line += f", отпечаток {s.fingerprint}, проверено {iso_time(s.refreshed_at)}"
         if s.location_note:
-            line += f" ({s.location_note})"
+            line += f" ({shown(s.location_note)})"
         lines.append(line)
     return "\n".join(lines)
 
@@ -103,6 +138,6 @@ def format_refresh(stats: RefreshStats) -> str:
 def format_update(path: str, stats: RefreshStats, seconds: float) -> str:
     """One line on a watched folder's update (`memo watch`)."""
     return (
-        f"{path}: новых {stats.added}, изменённых {stats.changed}, удалённых {stats.deleted}; "
-        f"векторов {stats.chunks_embedded} ({seconds:.2f} с)"
+        f"{shown(path)}: новых {stats.added}, изменённых {stats.changed}, "
+        f"удалённых {stats.deleted}; векторов {stats.chunks_embedded} ({seconds:.2f} с)"
     )

@@ -16,13 +16,12 @@ from pathlib import Path
 
 import numpy as np
 
-from . import textnorm
 from .chunking import Chunk, chunk_markdown
 from .embedder import Embedder
 from .store import FileState, Store
 from .tuning import Tuning
 from .values import FileNote, Notice, NoticeKind
-from .walker import FileStat, scan
+from .walker import FileStat, NotRegularFile, read_regular, scan
 
 
 @dataclass
@@ -95,8 +94,9 @@ def embed_input(heading: str, text: str, max_chars: int) -> str:
 def read_note(path: Path, max_bytes: int) -> tuple[bytes, FileNote | None, str]:
     """The file's bytes (possibly cut), a note when it is skipped or cut, and details."""
     try:
-        with open(path, "rb") as f:
-            data = f.read(max_bytes + 1)
+        data, _ = read_regular(path, max_bytes + 1)
+    except NotRegularFile:
+        return b"", FileNote.SPECIAL, ""
     except OSError as e:
         return b"", FileNote.UNREADABLE, str(e.strerror or e)
     if not data.strip():
@@ -217,16 +217,7 @@ class Indexer:
                     if old_ids.get(h):
                         store.move_chunk(old_ids[h].pop(0), seq, c.line)
                         continue
-                    cid = store.insert_chunk(
-                        fid,
-                        seq,
-                        c.line,
-                        c.heading,
-                        c.text,
-                        h,
-                        textnorm.normalize(c.heading),
-                        textnorm.normalize(c.text),
-                    )
+                    cid = store.insert_chunk(fid, seq, c, h)
                     stats.chunks_written += 1
                     if h in vectors:
                         store.set_vector(cid, vectors[h])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -21,7 +22,8 @@ from typing import Any
 import apsw
 import numpy as np
 
-from . import indexfile
+from . import indexfile, textnorm
+from .chunking import Chunk
 from .schema import new_generation
 from .values import FileNote
 
@@ -172,16 +174,17 @@ class Store:
         """
         key = (self.data_version(), self.db.total_changes())
         if self._stats_key != key:
+            rows = self.db.execute("SELECT path, mtime_ns, size FROM files")
             self._stats = {
-                path: (mtime, size)
-                for path, mtime, size in self.db.execute("SELECT path, mtime_ns, size FROM files")
+                (path if path[:1] != "/" else from_stored(path)): (mtime, size)
+                for path, mtime, size in rows
             }
             self._stats_key = key
         return self._stats
 
     def file_record(self, path: str) -> FileState | None:
         row = self.db.execute(
-            "SELECT id, mtime_ns, size, hash FROM files WHERE path = ?", (path,)
+            "SELECT id, mtime_ns, size, hash FROM files WHERE path = ?", (stored(path),)
         ).fetchone()
         return FileState(*row) if row else None
 
@@ -197,10 +200,9 @@ class Store:
             "INSERT INTO files(path, mtime_ns, size, hash, note) VALUES (?, ?, ?, ?, ?) "
             "ON CONFLICT(path) DO UPDATE SET mtime_ns = excluded.mtime_ns, "
             "size = excluded.size, hash = excluded.hash, note = excluded.note",
-            (path, mtime_ns, size, h, note.value if note else None),
+            (stored(path), mtime_ns, size, h, note.value if note else None),
         )
-        file_id: int = self._scalar("SELECT id FROM files WHERE path = ?", (path,))
-        return file_id
+        return int(self._scalar("SELECT id FROM files WHERE path = ?", (stored(path),)))
 
     def delete_file(self, file_id: int) -> None:
         self.delete_chunks([cid for cid, _ in self.file_chunks(file_id)])
@@ -219,25 +221,16 @@ class Store:
             if has_vec:
                 self.db.execute("DELETE FROM vec WHERE rowid = ?", (cid,))
 
-    def insert_chunk(
-        self,
-        file_id: int,
-        seq: int,
-        line: int,
-        heading: str,
-        text: str,
-        h: str,
-        fts_heading: str,
-        fts_body: str,
-    ) -> int:
-        """A new chunk; `fts_*`: its heading and body as FTS5 gets them (normalised words)."""
+    def insert_chunk(self, file_id: int, seq: int, c: Chunk, h: str) -> int:
+        """A new chunk; FTS5 gets its heading and body as normalised words (`textnorm`)."""
         self.db.execute(
             "INSERT INTO chunks(file_id, seq, line, heading, text, hash) VALUES (?, ?, ?, ?, ?, ?)",
-            (file_id, seq, line, heading, text, h),
+            (file_id, seq, c.line, c.heading, c.text, h),
         )
         cid = self.db.last_insert_rowid()
         self.db.execute(
-            "INSERT INTO fts(rowid, heading, body) VALUES (?, ?, ?)", (cid, fts_heading, fts_body)
+            "INSERT INTO fts(rowid, heading, body) VALUES (?, ?, ?)",
+            (cid, textnorm.normalize(c.heading), textnorm.normalize(c.text)),
         )
         return cid
 
@@ -271,8 +264,7 @@ class Store:
         return list(self.db.execute(sql, (limit,)))
 
     def count_without_vectors(self) -> int:
-        n: int = self._scalar("SELECT count(*) FROM chunks WHERE has_vec = 0")
-        return n
+        return int(self._scalar("SELECT count(*) FROM chunks WHERE has_vec = 0"))
 
     # -- reading ------------------------------------------------------------------------
 
@@ -294,7 +286,7 @@ class Store:
     def notes(self) -> list[tuple[str, FileNote]]:
         """(path, note) of every file that was skipped or cut."""
         rows = self.db.execute("SELECT path, note FROM files WHERE note IS NOT NULL")
-        return [(path, FileNote.parse(note)) for path, note in rows]
+        return [(from_stored(path), FileNote.parse(note)) for path, note in rows]
 
     def lex(
         self, terms: Sequence[str], limit: int, weights: tuple[float, float]
@@ -313,15 +305,14 @@ class Store:
 
     def data_version(self) -> int:
         """Changes whenever another connection (thread or process) commits to this file."""
-        version: int = self._scalar("PRAGMA data_version")
-        return version
+        return int(self._scalar("PRAGMA data_version"))
 
     def chunk_rows(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
         if not ids:
             return {}
         marks = ",".join("?" * len(ids))
         return {
-            cid: ChunkRow(cid, path, line, heading, text)
+            cid: ChunkRow(cid, from_stored(path), line, heading, text)
             for cid, path, line, heading, text in self.db.execute(
                 "SELECT c.id, f.path, c.line, c.heading, c.text FROM chunks c "
                 f"JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
@@ -333,6 +324,21 @@ class Store:
         return bool(
             self._scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vec'")
         )
+
+
+def stored(rel: str) -> str:
+    """How a note's relative path is stored: as it is when it is valid UTF-8; otherwise "/"
+    and the hex of its bytes (any name the OS allows; a relative path never starts with /)."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return "/" + os.fsencode(rel).hex()
+    return rel
+
+
+def from_stored(text: str) -> str:
+    """The relative path `stored` made, as the OS gives it (undecodable bytes as surrogates)."""
+    return os.fsdecode(bytes.fromhex(text[1:])) if text[:1] == "/" else text
 
 
 def fingerprint_of(files: Iterable[tuple[str, str]]) -> str:

@@ -23,6 +23,7 @@ class FileNote(str, Enum):
     EMPTY = "empty"
     BINARY = "binary"
     UNREADABLE = "unreadable"
+    SPECIAL = "special"  # a FIFO, device or socket named *.md: never read
     CUT = "cut"
 
     @property

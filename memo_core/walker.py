@@ -6,6 +6,7 @@ resources and completions all use these, so they never disagree about what a not
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,24 @@ def is_within(path: str | os.PathLike[str], folder: str | os.PathLike[str]) -> b
     """Whether `path` is `folder` or lies below it; both absolute and already resolved."""
     p, f = os.fspath(path), os.fspath(folder)
     return p == f or p.startswith(f.rstrip(os.sep) + os.sep)
+
+
+class NotRegularFile(OSError):
+    """A FIFO, device or socket where a note was expected: never read (it could block)."""
+
+
+def read_regular(path: str | os.PathLike[str], limit: int) -> tuple[bytes, int]:
+    """At most `limit` bytes of a regular file, and its size. Opened without blocking and
+    checked after opening, so a FIFO (or a file swapped for one) never hangs the caller."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(f"{os.fspath(path)} is not a regular file")
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return f.read(limit), st.st_size
+    finally:
+        os.close(fd)
 
 
 def index_path(root: Path) -> Path:

@@ -22,7 +22,7 @@ from mcp.types import (
     ResourceTemplateReference,
 )
 
-from memo_core import MemoError, confine, scan
+from memo_core import MemoError, confine, scan, shown
 
 from .prompts import PATH_PROMPTS
 from .resources import NOTE_TEMPLATE, CollectionCache
@@ -37,20 +37,26 @@ def matching(candidates: Sequence[str], typed: str) -> Completion:
     return Completion(values=hits[:MAX_VALUES], total=len(hits), has_more=len(hits) > MAX_VALUES)
 
 
+def sendable(name: str) -> bool:
+    """Whether a name can be offered as it is: text (not raw bytes), one printable line.
+    Other names (bytes that are not UTF-8, control characters) cannot be typed back."""
+    return shown(name) == name
+
+
 def note_paths(collection: str, roots: Sequence[Path]) -> list[str]:
     """The notes of a collection, relative to it; none when it is not a folder in the roots."""
     try:
         root = confine(collection, list(roots))
     except MemoError:
         return []
-    return sorted(scan(root).files)
+    return sorted(p for p in scan(root).files if sendable(p))
 
 
 def register_completions(
     server: MCPServer, roots: Sequence[Path], collections: CollectionCache
 ) -> None:
     def folders() -> list[str]:
-        return [str(c) for c in collections.get()]
+        return [str(c) for c in collections.get() if sendable(str(c))]
 
     @server.completion()
     async def complete(

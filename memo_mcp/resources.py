@@ -35,9 +35,12 @@ from memo_core import (
     MemoError,
     confine,
     find_indexes,
+    for_terminal,
     is_note_path,
     is_within,
     iso_time,
+    read_regular,
+    shown,
 )
 
 COLLECTIONS_URI = "memo://collections"
@@ -84,7 +87,9 @@ class CollectionCache:
 
 def note_uri(collection: str | os.PathLike[str], relpath: str = "") -> str:
     """The `memo://note/...` URI of a note (or, without `relpath`, the prefix to append to)."""
-    return NOTE_PREFIX + quote(os.fspath(collection), safe="") + "/" + quote(relpath, safe="/")
+    # Bytes, not text: a name that is not UTF-8 is percent-encoded byte by byte.
+    folder = quote(os.fsencode(collection), safe="")
+    return NOTE_PREFIX + folder + "/" + quote(os.fsencode(relpath), safe="/")
 
 
 def _time(ts: float | None) -> str | None:
@@ -93,11 +98,11 @@ def _time(ts: float | None) -> str | None:
 
 def collection_entry(engine: Engine, root: Path) -> dict[str, Any]:
     """One collection as `memo://collections` shows it (an `error` if its index is unusable)."""
-    entry: dict[str, Any] = {"path": str(root), "note_uri": note_uri(root)}
+    entry: dict[str, Any] = {"path": shown(str(root)), "note_uri": note_uri(root)}
     try:
         statuses = engine.status(root)
     except MemoError as e:
-        return entry | {"error": str(e)}
+        return entry | {"error": for_terminal(str(e))}
     for s in statuses:
         if Path(s.root) != root:
             continue
@@ -112,7 +117,7 @@ def collection_entry(engine: Engine, root: Path) -> dict[str, Any]:
             "refreshed_at": _time(s.refreshed_at),
         }
         if s.location_note:
-            entry["location_note"] = s.location_note
+            entry["location_note"] = shown(s.location_note)
     return entry
 
 
@@ -170,13 +175,14 @@ def read_note(collection: str, path: str, roots: Roots) -> str:
             uri,
             f"{rel} is not a Markdown note (*.md) outside hidden folders: memo opens notes only",
         )
-    with open(real, "rb") as f:
-        data = f.read(MAX_NOTE_BYTES + 1)
+    try:
+        data, size = read_regular(real, MAX_NOTE_BYTES + 1)
+    except OSError as e:  # not a regular file (a FIFO), or unreadable
+        raise _refuse(uri, f"{rel} cannot be read: {e.strerror or e}") from e
     if len(data) <= MAX_NOTE_BYTES:
         return data.decode("utf-8", errors="replace")
     cut = data[:MAX_NOTE_BYTES]
     cut = cut[: cut.rfind(b"\n") + 1] or cut
-    size = real.stat().st_size
     return cut.decode("utf-8", errors="replace") + (
         f"\n<!-- memo: cut here, the first {len(cut)} of {size} bytes; the rest is in {real} -->\n"
     )

@@ -46,6 +46,7 @@ from memo_core import (
     __version__,
     allowed_roots,
     confine,
+    for_terminal,
     format_hits,
     format_reindex,
     format_status,
@@ -198,7 +199,7 @@ async def _run(path: str, roots: list[Path], fn: Callable[[Path], T]) -> T:
 
 
 def _error_text(e: MemoError, path: str) -> str:
-    text = str(e)
+    text = for_terminal(str(e))  # names that are not UTF-8 could not even be sent
     relative = path.strip() and not os.path.isabs(os.path.expanduser(path.strip()))
     if isinstance(e, (PathNotFoundError, NoCollectionError)) and relative:
         # The agent cannot know where the server runs: say so.

@@ -5,16 +5,22 @@ archive can leave in a notes folder."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import quote
 
+import anyio
 import apsw
 import pytest
 from conftest import write_notes
+from mcp.shared.exceptions import MCPError
 
-from memo_core import Engine, MemoError, ModelSource
+from memo_core import Engine, FileNote, MemoError, ModelSource
 
 NOTES = {"a.md": "# A\n\ncat and dog\n", "sub/b.md": "# B\n\nbird\n"}
 
@@ -142,3 +148,121 @@ def test_a_killed_rebuilds_leftovers_are_cleared_by_the_next_refresh(notes: Path
             (notes / ".memo" / f"index.db.rebuild{suffix}").write_bytes(b"x" * 4096)
         e.search(notes, "cat", mode="lex")
     assert sorted(p.name for p in (notes / ".memo").iterdir() if "rebuild" in p.name) == []
+
+
+# -- what lies among the notes --------------------------------------------------------------
+
+
+def test_a_fifo_named_like_a_note_is_skipped_and_counted(notes: Path) -> None:
+    os.mkfifo(notes / "pipe.md")
+    with engine() as e:
+        hits = within(20, lambda: e.search(notes, "cat", mode="lex"))
+        assert hits
+        [st] = e.status(notes)
+        assert st.skipped == 1 and ("pipe.md", FileNote.SPECIAL) in st.notes
+        assert within(20, lambda: e.refresh(notes)) is not None  # and again, never blocking
+
+
+async def test_a_fifo_does_not_stall_the_server(notes: Path) -> None:
+    from mcp import Client
+
+    from memo_mcp.server import build_server
+
+    os.mkfifo(notes / "pipe.md")
+    async with Client(build_server([notes.parent]), mode="legacy") as c:
+        with anyio.fail_after(20):
+            for _ in range(3):
+                r = await c.call_tool("memo_search", {"path": str(notes), "query": "cat"})
+                assert not r.is_error
+            uri = f"memo://note/{quote(str(notes), safe='')}/pipe.md"
+            with pytest.raises(MCPError, match="not a Markdown note|cannot be read"):
+                await c.read_resource(uri)
+            assert len((await c.list_tools()).tools) == 3
+
+
+# -- names and text that are not plain text -----------------------------------------------
+
+BAD_NAME = b"bad\xffname.md"
+
+
+@pytest.fixture
+def odd_names(notes: Path) -> Path:
+    with open(os.path.join(os.fsencode(notes), BAD_NAME), "w", encoding="utf-8") as f:
+        f.write("# Bytes\n\nzebra in a file whose name is not UTF-8\n")
+    (notes / "two\nlines.md").write_text("# Forged\n\nzebra again\n", encoding="utf-8")
+    (notes / "esc.md").write_text(
+        "# Title \x1b]0;owned\x07 here\n\nzebra \x1b[2J cleared \x9b31m and a tab\tstays\n",
+        encoding="utf-8",
+    )
+    return notes
+
+
+def test_names_that_are_not_utf8_are_indexed_losslessly(odd_names: Path) -> None:
+    with engine() as e:
+        hits = e.search(odd_names, "zebra", mode="lex", k=5)
+        by_rel = {os.fsencode(h.relpath): h for h in hits}
+        assert BAD_NAME in by_rel
+        assert Path(by_rel[BAD_NAME].path).read_text(encoding="utf-8").startswith("# Bytes")
+        assert e.refresh(odd_names).changed_anything is False  # stored and read back the same
+        assert e.status(odd_names)[0].files == 5
+
+
+def test_the_cli_prints_names_and_text_safely(odd_names: Path) -> None:
+    r = subprocess.run(
+        [sys.executable, "-m", "memo_core.cli", "search", str(odd_names), "zebra", "-k", "5"],
+        capture_output=True,
+    )
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.decode("utf-8")  # valid UTF-8 throughout
+    assert "\x1b" not in out and "\x9b" not in out and "\x07" not in out
+    assert "bad\\xffname.md:1  Bytes" in out
+    assert "two\\nlines.md:1  Forged" in out  # one name, one line: no forged hit line
+    assert "esc.md:1  Title \\x1b]0;owned\\x07 here" in out
+    assert "zebra \\x1b[2J cleared \\x9b31m and a tab\tstays" in out
+    heads = [line for line in out.splitlines() if ":1  " in line]
+    assert len(heads) == 3
+
+
+def test_the_cli_json_stays_exact(odd_names: Path) -> None:
+    r = subprocess.run(
+        [sys.executable, "-m", "memo_core.cli", "search", str(odd_names), "zebra", "-k", "5"]
+        + ["--mode", "lex", "--json"],
+        capture_output=True,
+    )
+    assert r.returncode == 0, r.stderr
+    hits = json.loads(r.stdout.decode("utf-8"))["hits"]
+    names = {os.fsencode(h["relpath"]) for h in hits}
+    assert names == {BAD_NAME, b"two\nlines.md", b"esc.md"}
+    esc = next(h for h in hits if h["relpath"] == "esc.md")
+    assert "\x1b[2J" in esc["text"]  # exact: JSON escapes it, the reader gets it back
+
+
+def test_the_server_survives_odd_names_and_queries(
+    odd_names: Path, tmp_path: Path, tiny_model_dir: Path
+) -> None:
+    from mcp_helpers import WireServer, server_env
+
+    server = WireServer(server_env(tmp_path, tiny_model_dir))
+    try:
+        server.initialize()
+        text = server.text("memo_search", {"path": str(odd_names), "query": "zebra", "k": 5})
+        assert "bad\\xffname.md:1  Bytes" in text and "two\\nlines.md:1  Forged" in text
+        for query in ["\udcff", "zebra \ud800 \udfff", "\x00"]:  # not text: no crash, no model
+            result = server.tool("memo_search", {"path": str(odd_names), "query": query})
+            assert result["isError"] is False, result
+        text = server.text("memo_status", {"path": str(odd_names)})
+        assert text.startswith(f"{odd_names}: файлов 5")
+        ref = {"type": "ref/resource", "uri": "memo://note/{collection}/{+path}"}
+        answer = server.call(
+            "completion/complete",
+            {
+                "ref": ref,
+                "argument": {"name": "path", "value": ""},
+                "context": {"arguments": {"collection": str(odd_names)}},
+            },
+        )
+        assert answer["result"]["completion"]["values"] == ["a.md", "esc.md", "sub/b.md"]
+        assert server.call("ping")["result"] == {}
+        server.check_stdout()
+    finally:
+        assert server.close() == 0
