@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from .discovery import resolve_path
@@ -24,22 +24,39 @@ def allowed_roots(extra: Iterable[str] = (), env: str | None = None) -> list[Pat
     return list(roots) or [Path.home().resolve()]
 
 
-def confine(path: str, roots: list[Path]) -> Path:
-    """The real path of `path` (~, relative, .., symlinks resolved), if inside a root.
+def confine(path: str, roots: Sequence[Path]) -> Path:
+    """The real path of `path` (~, relative, .., symlinks resolved once), if inside a root.
 
-    The roots are checked before the path's existence, so a refusal says nothing about
-    what exists outside them.
+    The path is resolved exactly once, and what is checked is what is returned (no second
+    resolution a swapped symlink could redirect). The roots are checked before existence,
+    so a refusal says nothing about what exists outside them, nor which users exist.
     """
+    if not path.strip():
+        return resolve_path(path)  # the empty-path error
+    expanded = os.path.expanduser(path)
+    if expanded.startswith("~"):  # ~user with no such user: like any path outside
+        raise outside(path, roots)
     try:
-        real = Path(os.path.realpath(os.path.expanduser(path)))
-    except (ValueError, RuntimeError):
-        real = None  # NUL bytes, ~nosuchuser: resolve_path explains
-    if real is not None and any(is_within(real, r) for r in roots):
-        return resolve_path(path)
-    if real is None:
-        resolve_path(path)
+        real = os.path.realpath(expanded)
+    except ValueError as e:  # a NUL byte
+        raise PathNotFoundError(f"path does not exist: {path!r}") from e
+    if not any(is_within(real, r) for r in roots):
+        raise outside(path, roots)
+    if not os.path.isdir(real):
+        what = "path does not exist" if not os.path.lexists(real) else "not a directory"
+        raise PathNotFoundError(f"{what}: {path}; give an existing folder of notes, e.g. ~/notes")
+    return Path(real)
+
+
+def check_inside(real: Path, roots: Sequence[Path] | None, path: object) -> None:
+    """OutsideRootsError unless the resolved `real` lies inside a root (None: anywhere)."""
+    if roots is not None and not any(is_within(real, r) for r in roots):
+        raise outside(str(path), roots)
+
+
+def outside(path: str, roots: Sequence[Path]) -> OutsideRootsError:
     names = ", ".join(str(r) for r in roots)
-    raise OutsideRootsError(
+    return OutsideRootsError(
         f"{path} is outside the folders memo may use ({names}); "
         "add it with MEMO_ROOTS or --root when starting memo-mcp"
     )

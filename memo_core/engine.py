@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
 
 from . import fusion, textnorm
 from .collection import Candidates, Collection
+from .confine import check_inside
 from .discovery import discover, resolve_path
 from .embedder import Embedder
 from .errors import InvalidArgumentError, ModelUnavailableError
@@ -33,12 +35,22 @@ class Engine:
     """Search, refresh, status and rebuild of the collections under any path.
 
     Safe to share between threads. `tuning`: how indexes are built and searches ranked;
-    `models`: where the embedding model comes from (default: the configured one).
+    `models`: where the embedding model comes from (default: the configured one); `roots`:
+    the only folders it works in (default: anywhere).
     """
 
-    def __init__(self, *, tuning: Tuning | None = None, models: ModelSource | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        tuning: Tuning | None = None,
+        models: ModelSource | None = None,
+        roots: Sequence[Path] | None = None,
+    ) -> None:
         self.tuning = tuning or Tuning()
         self.models = models or ModelSource()
+        # Where this engine may work at all (memo-mcp: the allowed roots). A front end checks
+        # a path first; the engine checks again what it resolved, whatever it was given.
+        self.roots = list(roots) if roots is not None else None
         self._lock = threading.Lock()  # guards the dict only: no I/O is done under it
         self._collections: dict[Path, Collection] = {}
 
@@ -60,6 +72,7 @@ class Engine:
     def collections(self, path: UserPath) -> list[Collection]:
         """The collections discovery finds under `path` now, one object per folder."""
         base = resolve_path(path)
+        check_inside(base, self.roots, path)
         roots = discover(base)
         with self._lock:
             for root in roots:

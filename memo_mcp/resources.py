@@ -164,12 +164,13 @@ def read_note(collection: str, path: str, roots: Roots) -> str:
     rel = path.replace("\\", "/").strip("/")
     if not rel or "\0" in rel:
         raise _refuse(uri, "give the note's path relative to the collection, e.g. home/backup.md")
-    try:
-        real = (base / rel).resolve(strict=True)
-    except (OSError, RuntimeError) as e:
-        raise ResourceNotFoundError(f"no such note: {rel} in {base}") from e
+    # Where it leads is judged before whether it exists: the answer for a path that leads
+    # out is the same whether or not anything is there.
+    real = Path(os.path.realpath(base / rel))
     if not is_within(real, base):
         raise _refuse(uri, f"{rel} leads outside {base}")
+    if not os.path.lexists(real):
+        raise ResourceNotFoundError(f"no such note: {rel} in {base}")
     if not real.is_file() or not is_note_path(real.relative_to(base).as_posix()):
         raise _refuse(
             uri,

@@ -200,7 +200,8 @@ async def _run(path: str, roots: list[Path], fn: Callable[[Path], T]) -> T:
 
 def _error_text(e: MemoError, path: str) -> str:
     text = for_terminal(str(e))  # names that are not UTF-8 could not even be sent
-    relative = path.strip() and not os.path.isabs(os.path.expanduser(path.strip()))
+    p = path.strip()
+    relative = p and not p.startswith("~") and not os.path.isabs(p)
     if isinstance(e, (PathNotFoundError, NoCollectionError)) and relative:
         # The agent cannot know where the server runs: say so.
         text += (
@@ -224,7 +225,7 @@ def build_server(roots: list[Path] | None = None, engine: Engine | None = None) 
     """The server; its tools touch only `roots` (default: MEMO_ROOTS, else the home folder)
     and work through `engine` (default: a new one, with the configured model)."""
     roots = allowed_roots() if roots is None else list(roots)
-    engine = engine or Engine()
+    engine = engine or Engine(roots=roots)
     server = MemoServer(
         name="memo",
         version=__version__,
@@ -320,9 +321,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = build_arg_parser()
     args = parser.parse_args(argv)
     http = http_config(parser, args) if args.http else None
-    engine = Engine()
     try:
-        server = build_server(allowed_roots(args.root), engine)
+        roots = allowed_roots(args.root)
+    except MemoError as e:
+        parser.exit(1, f"memo-mcp: {for_terminal(str(e))}\n")
+    engine = Engine(roots=roots)
+    try:
+        server = build_server(roots, engine)
         if http is not None:
             serve_http(server, http)
         else:

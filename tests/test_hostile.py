@@ -266,3 +266,57 @@ def test_the_server_survives_odd_names_and_queries(
         server.check_stdout()
     finally:
         assert server.close() == 0
+
+
+# -- paths that change under memo's feet, and what the answers reveal ----------------------
+
+
+async def test_a_symlink_swapped_during_calls_never_leads_outside(tmp_path: Path) -> None:
+    from mcp import Client
+
+    from memo_mcp.server import build_server
+
+    allowed = tmp_path / "allowed"
+    inside = write_notes(allowed / "inside", {"a.md": "# In\n\nzebra inside\n"})
+    outside = write_notes(tmp_path / "outside", {"s.md": "# Secret\n\nzebra secret\n"})
+    link, stop = allowed / "link", threading.Event()
+
+    def flip() -> None:
+        while not stop.is_set():
+            for target in (inside, outside):
+                os.symlink(target, allowed / "link.tmp")
+                os.replace(allowed / "link.tmp", link)
+
+    flipper = threading.Thread(target=flip)
+    flipper.start()
+    answered = 0
+    try:
+        async with Client(build_server([allowed]), mode="legacy") as c:
+            for _ in range(200):
+                args = {"path": str(link), "query": "zebra", "mode": "lex"}
+                text = (await c.call_tool("memo_search", args)).content[0].text
+                assert "secret" not in text and str(outside) not in text.split(" is outside")[0]
+                answered += "zebra inside" in text
+    finally:
+        stop.set()
+        flipper.join()
+    assert answered > 0  # the swap really happened both ways during the calls
+    assert not (outside / ".memo").exists()
+
+
+async def test_the_note_resource_does_not_tell_what_exists_outside(tmp_path: Path) -> None:
+    from mcp import Client
+
+    from memo_mcp.resources import note_uri
+    from memo_mcp.server import build_server
+
+    allowed = write_notes(tmp_path / "allowed", {"a.md": "# A\n"})
+    secret = write_notes(tmp_path / "secret", {"s.md": "# S\n"})
+    os.symlink(secret, allowed / "out")
+    async with Client(build_server([allowed]), mode="legacy") as c:
+        answers = []
+        for rel in ("out/s.md", "out/nope.md"):
+            with pytest.raises(MCPError) as err:
+                await c.read_resource(note_uri(allowed, rel))
+            answers.append(err.value.error.message.replace(rel, "<rel>"))
+    assert answers[0] == answers[1] == f"<rel> leads outside {allowed}"

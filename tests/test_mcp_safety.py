@@ -148,11 +148,21 @@ def test_path_errors_inside_the_roots_stay_path_errors(guarded: WireServer, plac
     result = guarded.tool("memo_status", {"path": str(missing)})
     assert result["isError"] is True
     assert result["content"][0]["text"].startswith(f"path does not exist: {missing}; ")
-    for bad in ("", "   ", "\x00", "a\x00b", "x" * 5000, "~no-such-user-memo/notes"):
+    for bad in ("", "   ", "\x00", "a\x00b", "x" * 5000):
         result = guarded.tool("memo_status", {"path": bad})
         assert result["isError"] is True, bad
         text = result["content"][0]["text"]
         assert text.startswith(("path is empty", "path does not exist")), (bad, text)
+
+
+def test_home_folders_of_users_answer_alike_whether_the_user_exists(guarded: WireServer) -> None:
+    """No user-name oracle: ~root (exists) and ~no-such-user answer the same way."""
+    for user in ("root", "no-such-user-memo"):
+        result = guarded.tool("memo_status", {"path": f"~{user}/notes"})
+        text = result["content"][0]["text"]
+        assert result["isError"] is True
+        assert text.startswith(f"~{user}/notes is outside the folders memo may use ("), text
+        assert "relative path" not in text
 
 
 def test_roots_from_memo_roots_and_root_arguments(tmp_path: Path) -> None:
