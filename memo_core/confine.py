@@ -6,7 +6,7 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from .discovery import resolve_path
+from .discovery import check_dir, missing, resolve_path
 from .errors import OutsideRootsError, PathNotFoundError
 from .walker import is_within
 
@@ -39,12 +39,10 @@ def confine(path: str, roots: Sequence[Path]) -> Path:
     try:
         real = os.path.realpath(expanded)
     except ValueError as e:  # a NUL byte
-        raise PathNotFoundError(f"path does not exist: {path!r}") from e
+        raise missing(path) from e
     if not any(is_within(real, r) for r in roots):
         raise outside(path, roots)
-    if not os.path.isdir(real):
-        what = "path does not exist" if not os.path.lexists(real) else "not a directory"
-        raise PathNotFoundError(f"{what}: {path}; give an existing folder of notes, e.g. ~/notes")
+    check_dir(real, path)
     return Path(real)
 
 

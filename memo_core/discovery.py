@@ -20,12 +20,23 @@ def resolve_path(path: str | os.PathLike[str]) -> Path:
     try:  # RuntimeError: ~user with no such user, or a link loop; ValueError: a NUL
         real = Path(raw).expanduser().resolve(strict=True)
     except (OSError, RuntimeError, ValueError) as e:
-        raise PathNotFoundError(
-            f"path does not exist: {raw}; give an existing folder of notes, e.g. ~/notes"
-        ) from e
-    if not real.is_dir():
-        raise PathNotFoundError(f"not a directory: {raw}; give the folder that holds the notes")
+        raise missing(raw) from e
+    check_dir(real, raw)
     return real
+
+
+def check_dir(real: str | os.PathLike[str], raw: str) -> None:
+    """PathNotFoundError (naming `raw`, as the user gave it) unless `real` is a folder."""
+    if not os.path.isdir(real):
+        if not os.path.lexists(real):
+            raise missing(raw)
+        raise PathNotFoundError(f"not a directory: {raw}; give the folder that holds the notes")
+
+
+def missing(raw: str) -> PathNotFoundError:
+    return PathNotFoundError(
+        f"path does not exist: {raw}; give an existing folder of notes, e.g. ~/notes"
+    )
 
 
 def is_root(folder: Path) -> bool:
