@@ -68,6 +68,10 @@ INSTRUCTIONS = (
 
 # Progress notifications at most this often (the index reports every ~256 chunks).
 PROGRESS_INTERVAL_S = 0.25
+# Threads for tool calls (engine work), in all and per folder (a reindex, a search and a
+# status of one folder at once); calls beyond wait in their folder's queue.
+WORKERS = 8
+FOLDER_WORKERS = 3
 
 PathArg = Annotated[
     str,
@@ -181,21 +185,39 @@ class ProgressBridge:
             log.debug("progress notification failed: %r", e)
 
 
-async def _run(path: str, roots: list[Path], fn: Callable[[Path], T]) -> T:
-    """Run `fn(real path)` off the event loop once `path` is confined to `roots`.
+class Workers:
+    """Where tool calls run: a bounded pool of threads of their own (the stdio transport's
+    reads and writes use anyio's default pool, which tool calls must never exhaust), and a
+    few places per folder, so calls on a slow or stuck folder wait behind each other,
+    holding no thread, while calls on other folders go on. A cancelled call
+    (`notifications/cancelled`) leaves its queue at once; its thread, if it had one,
+    finishes in the background."""
 
-    Every tool goes through here: `path` is resolved (~, relative, .., symlinks) and checked
-    against the allowed roots before the engine sees it. MemoError (OutsideRootsError too)
-    becomes the tool's error text.
-    """
+    def __init__(self, size: int = WORKERS, per_folder: int = FOLDER_WORKERS) -> None:
+        self.limiter = anyio.CapacityLimiter(size)
+        self.per_folder = per_folder
+        self._queues: dict[Path, anyio.CapacityLimiter] = {}
 
-    def call() -> T:
-        try:
-            return fn(confine(path, roots))
-        except MemoError as e:
-            raise ToolError(_error_text(e, path)) from e
+    async def run(self, path: str, roots: list[Path], fn: Callable[[Path], T]) -> T:
+        """`fn(real path)` off the event loop once `path` is confined to `roots`.
 
-    return await anyio.to_thread.run_sync(call)
+        Every tool goes through here: `path` is resolved (~, relative, .., symlinks) once
+        and checked against the allowed roots before the engine sees it. MemoError
+        (OutsideRootsError too) becomes the tool's error text.
+        """
+        real = await self._thread(lambda: confine(path, roots), path)
+        queue = self._queues.setdefault(real, anyio.CapacityLimiter(self.per_folder))
+        async with queue:
+            return await self._thread(lambda: fn(real), path)
+
+    async def _thread(self, call: Callable[[], T], path: str) -> T:
+        def guarded() -> T:
+            try:
+                return call()
+            except MemoError as e:
+                raise ToolError(_error_text(e, path)) from e
+
+        return await anyio.to_thread.run_sync(guarded, limiter=self.limiter, abandon_on_cancel=True)
 
 
 def _error_text(e: MemoError, path: str) -> str:
@@ -234,6 +256,7 @@ def build_server(roots: list[Path] | None = None, engine: Engine | None = None) 
     )
     server.roots = roots
     server.engine = engine
+    workers = Workers()
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
     @server.tool(
@@ -259,7 +282,7 @@ def build_server(roots: list[Path] | None = None, engine: Engine | None = None) 
         ] = DEFAULT_MODE,
     ) -> str:
         progress = ProgressBridge(ctx, f"indexing {path}")
-        return await _run(
+        return await workers.run(
             path,
             roots,
             lambda p: format_hits(engine.search(p, query, k, mode, progress=progress)),
@@ -273,7 +296,7 @@ def build_server(roots: list[Path] | None = None, engine: Engine | None = None) 
         structured_output=False,
     )
     async def memo_status(path: PathArg) -> str:
-        return await _run(path, roots, lambda p: format_status(engine.status(p)))
+        return await workers.run(path, roots, lambda p: format_status(engine.status(p)))
 
     @server.tool(
         name="memo_reindex",
@@ -290,7 +313,7 @@ def build_server(roots: list[Path] | None = None, engine: Engine | None = None) 
     async def memo_reindex(path: PathArg, ctx: Context) -> str:
         progress = ProgressBridge(ctx, f"reindexing {path}")
 
-        return await _run(
+        return await workers.run(
             path, roots, lambda p: format_reindex(engine.reindex(p, progress=progress))
         )
 

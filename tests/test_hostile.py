@@ -16,11 +16,12 @@ from urllib.parse import quote
 
 import anyio
 import apsw
+import numpy as np
 import pytest
 from conftest import write_notes
 from mcp.shared.exceptions import MCPError
 
-from memo_core import Engine, FileNote, MemoError, ModelSource
+from memo_core import Embedder, Engine, FileNote, MemoError, ModelSource
 
 NOTES = {"a.md": "# A\n\ncat and dog\n", "sub/b.md": "# B\n\nbird\n"}
 
@@ -320,3 +321,72 @@ async def test_the_note_resource_does_not_tell_what_exists_outside(tmp_path: Pat
                 await c.read_resource(note_uri(allowed, rel))
             answers.append(err.value.error.message.replace(rel, "<rel>"))
     assert answers[0] == answers[1] == f"<rel> leads outside {allowed}"
+
+
+# -- a folder that hangs must not hang the server -----------------------------------------
+
+
+class StuckEmbedder(Embedder):
+    """A real tiny model whose note embedding hangs until `gate` opens (a dead network
+    drive, say); query embeddings are counted."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner, self.model_id, self.dim = inner, inner.model_id, inner.dim
+        self.gate, self.queries = threading.Event(), 0
+
+    def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        if query:
+            self.queries += 1
+        else:
+            assert self.gate.wait(60)
+        return self.inner.embed_batch(texts, query=query)
+
+
+async def test_a_stuck_folder_leaves_the_server_answering(tmp_path: Path, tiny_embedder) -> None:
+    from mcp import Client
+
+    from memo_mcp.server import build_server
+
+    stuck = write_notes(tmp_path / "stuck", NOTES)
+    other = write_notes(tmp_path / "other", {"c.md": "# C\n\nfish\n"})
+    model = StuckEmbedder(tiny_embedder)
+    engine = Engine(models=ModelSource(model))
+    async with Client(build_server([tmp_path], engine), mode="legacy") as c:
+        results: list[object] = []
+
+        async def search_stuck() -> None:
+            results.append(await c.call_tool("memo_search", {"path": str(stuck), "query": "cat"}))
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(50):  # more than any thread pool has threads
+                tg.start_soon(search_stuck)
+            await anyio.sleep(0.5)
+            with anyio.fail_after(10):
+                assert len((await c.list_tools()).tools) == 3
+                args = {"path": str(other), "query": "fish", "mode": "lex"}
+                assert "c.md:1  C" in (await c.call_tool("memo_search", args)).content[0].text
+                assert not (await c.call_tool("memo_status", {"path": str(other)})).is_error
+            model.gate.set()
+    assert len(results) == 50
+
+
+async def test_a_cancelled_call_leaves_its_queue(tmp_path: Path, tiny_embedder) -> None:
+    from mcp import Client
+
+    from memo_mcp.server import FOLDER_WORKERS, build_server
+
+    stuck = write_notes(tmp_path / "stuck", NOTES)
+    model = StuckEmbedder(tiny_embedder)
+    async with Client(
+        build_server([tmp_path], Engine(models=ModelSource(model))), mode="legacy"
+    ) as c:
+        args = {"path": str(stuck), "query": "cat"}
+        async with anyio.create_task_group() as tg:
+            for _ in range(FOLDER_WORKERS):  # every place of the folder taken, hanging
+                tg.start_soon(c.call_tool, "memo_search", args)
+            await anyio.sleep(0.5)
+            with anyio.move_on_after(0.5):  # queued behind them, then cancelled
+                await c.call_tool("memo_search", args)
+            model.gate.set()
+        await anyio.sleep(0.5)
+    assert model.queries == FOLDER_WORKERS  # the cancelled call never ran
