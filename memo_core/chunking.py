@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "Chunk", "chunk_markdown"]
+__all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "MAX_HEADING_CHARS", "Chunk", "chunk_markdown"]
 
 # Bump whenever a change here can split a note differently: indexes record it and rebuild.
-CHUNKER_VERSION = 1
+CHUNKER_VERSION = 2
+# A heading path is cut here (every chunk stores its own: a 12,000-word title under 2,000
+# sections would otherwise store 2,000 copies of it); a longer title stays whole in the text.
+MAX_HEADING_CHARS = 200
 # The default chunk size (Tuning.chunk_max_chars takes it from here).
 DEFAULT_MAX_CHARS = 2000
 
@@ -45,14 +48,20 @@ def chunk_markdown(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[Chunk]
     for k, (first, last, level, title) in enumerate(headings):
         while stack and stack[-1][0] >= level:
             stack.pop()
-        stack.append((level, title))
-        path = " > ".join(t for _, t in stack if t)
+        stack.append((level, _cut(title)))
+        path = _cut(" > ".join(t for _, t in stack if t))
         nxt = headings[k + 1] if k + 1 < len(headings) else None
         end = nxt[0] if nxt else len(lines)
+        # A title too long for the path is kept whole in the text, so its words stay findable.
+        body = first if len(title) > MAX_HEADING_CHARS else last + 1
         # A heading right above a deeper one is only a title for it; a bare leaf heading
         # still gets a chunk, so a file of headings alone remains findable.
-        sec.emit(last + 1, end, first, path, leaf=nxt is None or nxt[2] <= level)
+        sec.emit(body, end, first, path, leaf=nxt is None or nxt[2] <= level)
     return sec.out
+
+
+def _cut(title: str) -> str:
+    return title if len(title) <= MAX_HEADING_CHARS else title[: MAX_HEADING_CHARS - 1] + "…"
 
 
 def _split_lines(text: str) -> list[str]:

@@ -34,7 +34,7 @@ from .model_install import cache_dir
 from .results import CollectionStatus, Hit
 from .store import Store, fingerprint_of
 from .tuning import Tuning
-from .values import ModeName, Notice, NoticeKind
+from .values import MAX_HIT_CHARS, ModeName, Notice, NoticeKind
 from .vectors import VectorCache
 from .walker import INDEX_DIR, INDEX_FILE
 
@@ -174,7 +174,7 @@ class Collection:
                 collection=str(self.root),
                 line=rows[cid].line,
                 heading=rows[cid].heading,
-                text=rows[cid].text,
+                text=_capped(rows[cid].text),
                 score=float(score),
                 found_by=sides,
             )
@@ -315,6 +315,10 @@ class Collection:
             self._rebuilding = False
             _clear_scratch(writer.path)
         return stats
+
+
+def _capped(text: str) -> str:
+    return text if len(text) <= MAX_HIT_CHARS else text[:MAX_HIT_CHARS] + "\n…"
 
 
 def _unusable(root: Path) -> str | None:

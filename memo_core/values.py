@@ -15,6 +15,9 @@ MODES: tuple[ModeName, ...] = get_args(ModeName)
 DEFAULT_MODE: ModeName = "hybrid"
 DEFAULT_K = 8
 MAX_K = 100
+# A hit carries at most this much of its passage (a fence longer than a chunk stays whole
+# in the index, but 100 hits must not print megabytes).
+MAX_HIT_CHARS = 4000
 
 
 class FileNote(str, Enum):

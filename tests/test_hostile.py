@@ -21,7 +21,7 @@ import pytest
 from conftest import write_notes
 from mcp.shared.exceptions import MCPError
 
-from memo_core import Embedder, Engine, FileNote, MemoError, ModelSource
+from memo_core import Embedder, Engine, FileNote, MemoError, ModelSource, format_hits
 
 NOTES = {"a.md": "# A\n\ncat and dog\n", "sub/b.md": "# B\n\nbird\n"}
 
@@ -390,3 +390,30 @@ async def test_a_cancelled_call_leaves_its_queue(tmp_path: Path, tiny_embedder) 
             model.gate.set()
         await anyio.sleep(0.5)
     assert model.queries == FOLDER_WORKERS  # the cancelled call never ran
+
+
+# -- sizes ----------------------------------------------------------------------------------
+
+
+def test_index_size_follows_the_note_text_not_its_heading_paths(tmp_path: Path) -> None:
+    title = " ".join(f"word{i}" for i in range(12_000))  # a 100 KB first-level heading
+    sections = "".join(f"## Section {i}\n\ntext {i}\n\n" for i in range(2_000))
+    notes = write_notes(tmp_path / "notes", {"huge.md": f"# {title}\n\n{sections}"})
+    note_bytes = (notes / "huge.md").stat().st_size
+    with engine() as e:
+        e.refresh(notes)
+        hits = e.search(notes, "section text", mode="lex", k=100)
+        found = e.search(notes, "word11999", mode="lex")  # the title's last word, still found
+    index_bytes = sum(p.stat().st_size for p in (notes / ".memo").iterdir())
+    assert index_bytes < 20 * note_bytes, (index_bytes, note_bytes)  # was 276 MB for 180 KB
+    assert found and found[0].relpath == "huge.md"
+    assert max(len(h.heading) for h in hits) <= 200
+    assert len(format_hits(hits).encode()) < 100_000
+
+
+def test_a_hit_carries_a_bounded_passage(tmp_path: Path) -> None:
+    fence = "```\n" + "code line\n" * 50_000 + "```\n"  # a fence is never split: one chunk
+    notes = write_notes(tmp_path / "notes", {"big.md": f"# Big\n\n{fence}"})
+    with engine() as e:
+        [hit] = e.search(notes, "code", mode="lex")
+    assert len(hit.text) <= 4100 and hit.text.endswith("…")
