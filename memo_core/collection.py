@@ -10,10 +10,6 @@ same work twice.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import os
-import stat
 import threading
 import time
 from collections.abc import Iterator
@@ -30,7 +26,7 @@ from .errors import IndexBusyError, IndexLocationError, IndexStoreError
 from .filelock import FileLock
 from .indexer import Indexer, ProgressFn, RefreshStats
 from .indexfile import LOCK_FILE
-from .model_install import cache_dir
+from .location import clear_scratch, fallback_index_path, scratch_path, unusable
 from .results import CollectionStatus, Hit
 from .store import Store, fingerprint_of
 from .tuning import Tuning
@@ -39,12 +35,6 @@ from .vectors import VectorCache
 from .walker import INDEX_DIR, INDEX_FILE
 
 Scored = list[tuple[int, float]]  # (chunk id, score), best first
-
-
-def fallback_index_path(root: Path) -> Path:
-    """Where the index lives when the collection folder cannot hold it."""
-    tag = hashlib.sha256(str(root).encode()).hexdigest()[:16]
-    return cache_dir() / "indexes" / f"{root.name}-{tag}" / INDEX_FILE
 
 
 @dataclass
@@ -94,7 +84,7 @@ class Collection:
         if self._db_path is None:
             own = self.root / INDEX_DIR / INDEX_FILE
             fallback = fallback_index_path(self.root)
-            if why := _unusable(self.root):
+            if why := unusable(self.root):
                 self._use(fallback, why)
             elif own.is_file() or not fallback.is_file():
                 self._use(own, None)
@@ -238,7 +228,7 @@ class Collection:
                 yield None, Notice(NoticeKind.BUSY, str(self.root))
                 return
             try:
-                _clear_scratch(writer.path)  # the leftovers of a rebuild that was killed
+                clear_scratch(writer.path)  # the leftovers of a rebuild that was killed
                 yield writer, None
             finally:
                 lock.release()
@@ -300,7 +290,7 @@ class Collection:
         memo names and removes. The refresh lock makes this the only rebuild, so whatever
         lies at the scratch name is the leftover of one that crashed.
         """
-        scratch = _scratch(writer.path)
+        scratch = scratch_path(writer.path)
         indexfile.remove_files(scratch)
         self._rebuilding = True
         try:
@@ -313,39 +303,9 @@ class Collection:
                 fresh.close()
         finally:
             self._rebuilding = False
-            _clear_scratch(writer.path)
+            clear_scratch(writer.path)
         return stats
 
 
 def _capped(text: str) -> str:
     return text if len(text) <= MAX_HIT_CHARS else text[:MAX_HIT_CHARS] + "\n…"
-
-
-def _unusable(root: Path) -> str | None:
-    """Why `<root>/.memo/index.db` cannot be memo's index now (None: it can). Reads only."""
-    folder = root / INDEX_DIR
-    try:
-        st = os.lstat(folder)
-    except FileNotFoundError:
-        return None
-    except OSError as e:
-        return f"{folder}: {e.strerror or e}"
-    if stat.S_ISLNK(st.st_mode):
-        return f"{folder} is a symbolic link: memo does not write through it"
-    if not stat.S_ISDIR(st.st_mode):
-        return f"{folder} is not a folder"
-    mark, what = indexfile.inspect(folder / INDEX_FILE)
-    if mark is indexfile.Mark.FOREIGN:
-        return f"{folder / INDEX_FILE} is not a memo index ({what}); memo leaves it alone"
-    return None
-
-
-def _scratch(db: Path) -> Path:
-    return db.with_name(f"{db.name}.rebuild")
-
-
-def _clear_scratch(db: Path) -> None:
-    """Remove a rebuild's scratch files (only while holding the refresh lock: then no rebuild
-    is running); anything there that memo did not make is left alone."""
-    with contextlib.suppress(IndexLocationError):
-        indexfile.remove_files(_scratch(db))

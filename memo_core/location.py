@@ -1,0 +1,53 @@
+"""Where a collection's index lives: `<collection>/.memo/index.db` when memo may keep it
+there, else a file of its own in the cache dir. Deciding reads only; clearing a killed
+rebuild's scratch removes only regular files memo named.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import stat
+from pathlib import Path
+
+from . import indexfile
+from .errors import IndexLocationError
+from .model_install import cache_dir
+from .walker import INDEX_DIR, INDEX_FILE
+
+
+def fallback_index_path(root: Path) -> Path:
+    """Where the index lives when the collection folder cannot hold it."""
+    tag = hashlib.sha256(str(root).encode()).hexdigest()[:16]
+    return cache_dir() / "indexes" / f"{root.name}-{tag}" / INDEX_FILE
+
+
+def unusable(root: Path) -> str | None:
+    """Why `<root>/.memo/index.db` cannot be memo's index now (None: it can). Reads only."""
+    folder = root / INDEX_DIR
+    try:
+        st = os.lstat(folder)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return f"{folder}: {e.strerror or e}"
+    if stat.S_ISLNK(st.st_mode):
+        return f"{folder} is a symbolic link: memo does not write through it"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"{folder} is not a folder"
+    mark, what = indexfile.inspect(folder / INDEX_FILE)
+    if mark is indexfile.Mark.FOREIGN:
+        return f"{folder / INDEX_FILE} is not a memo index ({what}); memo leaves it alone"
+    return None
+
+
+def scratch_path(db: Path) -> Path:
+    return db.with_name(f"{db.name}.rebuild")
+
+
+def clear_scratch(db: Path) -> None:
+    """Remove a rebuild's scratch files (only while holding the refresh lock: then no rebuild
+    is running); anything there that memo did not make is left alone."""
+    with contextlib.suppress(IndexLocationError):
+        indexfile.remove_files(scratch_path(db))
