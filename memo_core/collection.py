@@ -28,7 +28,8 @@ from .indexer import Indexer, ProgressFn, RefreshStats
 from .indexfile import LOCK_FILE
 from .location import clear_scratch, fallback_index_path, scratch_path, unusable
 from .results import CollectionStatus, Hit
-from .store import Store, fingerprint_of
+from .rows import fingerprint_of
+from .store import Store
 from .tuning import Tuning
 from .values import MAX_HIT_CHARS, ModeName, Notice, NoticeKind
 from .vectors import VectorCache
@@ -190,6 +191,7 @@ class Collection:
                 location_note=self.location_note,
                 fingerprint=s.fingerprint() if s else fingerprint_of([]),
                 refreshed_at=max(self.refreshed_at or 0.0, float(updated or 0.0)) or None,
+                unreadable_folders=s.unreadable() if s else [],
             )
 
     # -- writing --------------------------------------------------------------------------

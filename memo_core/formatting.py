@@ -115,6 +115,8 @@ def format_status(statuses: Sequence[CollectionStatus]) -> str:
             line += f", пропущено файлов {s.skipped}"
         if s.chunks_without_vectors:
             line += f", без векторов {s.chunks_without_vectors}"
+        if s.unreadable_folders:
+            line += f", нечитаемых папок {len(s.unreadable_folders)}"
         line += f", отпечаток {s.fingerprint}, проверено {iso_time(s.refreshed_at)}"
         if s.location_note:
             line += f" ({shown(s.location_note)})"

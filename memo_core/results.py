@@ -44,3 +44,4 @@ class CollectionStatus:
     location_note: str | None  # set when the index could not live in the collection folder
     fingerprint: str  # changes exactly when indexed content changes (a cheap change token)
     refreshed_at: float | None  # unix time of the last refresh that found it up to date
+    unreadable_folders: list[str]  # folders the last refresh could not read ('/'-terminated)

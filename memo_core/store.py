@@ -9,13 +9,10 @@ disagree on disk.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,25 +21,9 @@ import numpy as np
 
 from . import indexfile, textnorm
 from .chunking import Chunk
+from .rows import ChunkRow, FileState, fingerprint_of, from_stored, stored
 from .schema import new_generation
 from .values import FileNote
-
-
-@dataclass(frozen=True, slots=True)
-class FileState:
-    id: int
-    mtime_ns: int
-    size: int
-    hash: str
-
-
-@dataclass(frozen=True, slots=True)
-class ChunkRow:
-    id: int
-    path: str
-    line: int
-    heading: str
-    text: str
 
 
 class Store:
@@ -119,6 +100,15 @@ class Store:
         """
         with self.db.backup("main", other.db, "main") as b:
             b.step(-1)
+
+    def unreadable(self) -> list[str]:
+        """Folders of the collection that the last refresh could not read."""
+        return list(json.loads(self.get_meta("unreadable") or "[]"))
+
+    def set_unreadable(self, folders: list[str]) -> None:
+        if sorted(folders) != self.unreadable():
+            with self.write():
+                self.set_meta("unreadable", json.dumps(sorted(folders)))
 
     def mark_updated(self) -> None:
         self.set_meta("updated_at", repr(time.time()))
@@ -324,26 +314,3 @@ class Store:
         return bool(
             self._scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vec'")
         )
-
-
-def stored(rel: str) -> str:
-    """How a note's relative path is stored: as it is when it is valid UTF-8; otherwise "/"
-    and the hex of its bytes (any name the OS allows; a relative path never starts with /)."""
-    try:
-        rel.encode("utf-8")
-    except UnicodeEncodeError:
-        return "/" + os.fsencode(rel).hex()
-    return rel
-
-
-def from_stored(text: str) -> str:
-    """The relative path `stored` made, as the OS gives it (undecodable bytes as surrogates)."""
-    return os.fsdecode(bytes.fromhex(text[1:])) if text[:1] == "/" else text
-
-
-def fingerprint_of(files: Iterable[tuple[str, str]]) -> str:
-    """The content fingerprint of (path, content hash) pairs in path order."""
-    h = hashlib.blake2b(digest_size=12)
-    for path, digest in files:
-        h.update(f"{path}\x00{digest}\n".encode())
-    return h.hexdigest()

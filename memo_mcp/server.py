@@ -262,7 +262,8 @@ def build_server(roots: list[Path] | None = None, engine: Engine | None = None) 
     @server.tool(
         name="memo_search",
         title="Search notes",
-        description="Search Markdown notes by words and meaning; returns path:line, heading, text.",
+        description="Search Markdown notes by words and meaning (indexes them in .memo/); "
+        "gives path:line",
         annotations=read_only,
         structured_output=False,
     )

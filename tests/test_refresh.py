@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import CountingEmbedder, write_notes
 
-from memo_core import FileNote, NoticeKind, Searcher
+from memo_core import FileNote, NoticeKind, Searcher, format_status
 
 
 @pytest.fixture
@@ -200,3 +200,5 @@ def test_an_unreadable_folder_is_not_a_deleted_one(notes: Path) -> None:
     assert f"{notes}: папку cooking/ не прочитать; её заметки оставлены в индексе" in r.stderr
     with Searcher(notes, use_model=False) as s:
         assert s.search("borscht", mode="lex", refresh=False)[0].relpath == "cooking/soup.md"
+        assert s.status()[0].unreadable_folders == ["cooking/"]  # counted in status
+        assert ", нечитаемых папок 1" in format_status(s.status())

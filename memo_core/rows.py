@@ -1,0 +1,48 @@
+"""The rows the store reads and writes, and how a note's path is kept in one."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class FileState:
+    id: int
+    mtime_ns: int
+    size: int
+    hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRow:
+    id: int
+    path: str
+    line: int
+    heading: str
+    text: str
+
+
+def stored(rel: str) -> str:
+    """How a note's relative path is stored: as it is when it is valid UTF-8; otherwise "/"
+    and the hex of its bytes (any name the OS allows; a relative path never starts with /)."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return "/" + os.fsencode(rel).hex()
+    return rel
+
+
+def from_stored(text: str) -> str:
+    """The relative path `stored` made, as the OS gives it (undecodable bytes as surrogates)."""
+    return os.fsdecode(bytes.fromhex(text[1:])) if text[:1] == "/" else text
+
+
+def fingerprint_of(files: Iterable[tuple[str, str]]) -> str:
+    """The content fingerprint of (path, content hash) pairs in path order."""
+    h = hashlib.blake2b(digest_size=12)
+    for path, digest in files:
+        h.update(f"{path}\x00{digest}\n".encode())
+    return h.hexdigest()
