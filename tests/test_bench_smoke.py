@@ -183,3 +183,9 @@ def test_compare_smoke(
         [run] = out["runs"][side]
         assert run["ratio"] > 0 and all(run[m] > 0 for m in ("lex", "vec", "hybrid"))
         assert len(out["cold_start"][side]) == 1
+
+
+def test_size_smoke(dataset: Path, tmp_path: Path) -> None:
+    out = _load("size").main([str(dataset), "--workdir", str(tmp_path / "w"), "--no-model"])
+    assert out["tinyset"]["index_mb"] > 0 and out["tinyset"]["per_mb"] > 0
+    assert out["hostile note"]["per_mb"] < 20
