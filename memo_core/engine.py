@@ -74,6 +74,8 @@ class Engine:
         base = resolve_path(path)
         check_inside(base, self.roots, path)
         roots = discover(base)
+        for root in roots:  # each as it really is now, not as it was when discovered
+            check_inside(Path(os.path.realpath(root)), self.roots, root)
         with self._lock:
             for root in roots:
                 if root not in self._collections:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -18,14 +19,20 @@ from .walker import INDEX_DIR, INDEX_FILE
 
 
 def fallback_index_path(root: Path) -> Path:
-    """Where the index lives when the collection folder cannot hold it."""
-    tag = hashlib.sha256(str(root).encode()).hexdigest()[:16]
-    return cache_dir() / "indexes" / f"{root.name}-{tag}" / INDEX_FILE
+    """Where the index lives when the collection folder cannot hold it (a name of plain
+    characters: SQLite takes only UTF-8 paths)."""
+    tag = hashlib.sha256(os.fsencode(root)).hexdigest()[:16]
+    name = re.sub(r"[^\w.-]", "_", root.name, flags=re.ASCII)
+    return cache_dir() / "indexes" / f"{name}-{tag}" / INDEX_FILE
 
 
 def unusable(root: Path) -> str | None:
     """Why `<root>/.memo/index.db` cannot be memo's index now (None: it can). Reads only."""
     folder = root / INDEX_DIR
+    try:
+        str(folder).encode("utf-8")
+    except UnicodeEncodeError:
+        return "the folder's path is not UTF-8, which SQLite cannot open"
     try:
         st = os.lstat(folder)
     except FileNotFoundError:

@@ -21,7 +21,15 @@ import pytest
 from conftest import write_notes
 from mcp.shared.exceptions import MCPError
 
-from memo_core import Embedder, Engine, FileNote, MemoError, ModelSource, format_hits
+from memo_core import (
+    Embedder,
+    Engine,
+    FileNote,
+    MemoError,
+    ModelSource,
+    format_hits,
+    format_status,
+)
 
 NOTES = {"a.md": "# A\n\ncat and dog\n", "sub/b.md": "# B\n\nbird\n"}
 
@@ -417,3 +425,13 @@ def test_a_hit_carries_a_bounded_passage(tmp_path: Path) -> None:
     with engine() as e:
         [hit] = e.search(notes, "code", mode="lex")
     assert len(hit.text) <= 4100 and hit.text.endswith("…")
+
+
+def test_a_collection_folder_whose_name_is_not_utf8(tmp_path: Path) -> None:
+    folder = Path(os.fsdecode(os.path.join(os.fsencode(tmp_path), b"notes\xff")))
+    write_notes(folder, NOTES)
+    with engine() as e:
+        assert e.search(folder, "cat", mode="lex")[0].path == str(folder / "a.md")
+        [st] = e.status(folder)
+        assert st.files == 2 and "not UTF-8" in (st.location_note or "")
+        assert "notes\\xff: файлов 2" in format_status([st])
