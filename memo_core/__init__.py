@@ -35,6 +35,7 @@ from .formatting import (
 )
 from .indexer import Progress, ProgressFn, RefreshStats
 from .models import ModelSource
+from .regular import read_regular
 from .results import CollectionStatus, Hit, SearchResults
 from .searcher import Searcher
 from .tuning import Tuning
@@ -48,7 +49,7 @@ from .values import (
     Notice,
     NoticeKind,
 )
-from .walker import find_indexes, index_path, is_note_path, is_within, read_regular, scan
+from .walker import find_indexes, index_path, is_note_path, is_within, scan
 
 __all__ = [
     "DEFAULT_K",

@@ -177,6 +177,7 @@ class Collection:
         """What the index holds; reads only (a folder never indexed reads as empty)."""
         with self.snapshot() as s:
             files, chunks, skipped = s.counts() if s else (0, 0, 0)
+            unreadable, ignored = s.walk_facts() if s else ([], 0)
             updated = s.get_meta("updated_at") if s else None
             return CollectionStatus(
                 root=str(self.root),
@@ -191,7 +192,8 @@ class Collection:
                 location_note=self.location_note,
                 fingerprint=s.fingerprint() if s else fingerprint_of([]),
                 refreshed_at=max(self.refreshed_at or 0.0, float(updated or 0.0)) or None,
-                unreadable_folders=s.unreadable() if s else [],
+                unreadable_folders=unreadable,
+                ignored=ignored,
             )
 
     # -- writing --------------------------------------------------------------------------

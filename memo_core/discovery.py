@@ -10,6 +10,9 @@ from .walker import has_notes, index_path, subfolders
 
 # SPEC: walk down from the given path at most this many levels looking for roots.
 DISCOVERY_DEPTH = 2
+# When nothing is found there, how much further memo looks, to say where notes are.
+NEAREST_MAX_DEPTH = 6
+NEAREST_MAX_FOLDERS = 5_000
 
 
 def resolve_path(path: str | os.PathLike[str]) -> Path:
@@ -47,6 +50,7 @@ def discover(base: Path) -> list[Path]:
     """Collection roots at or below the resolved folder `base`, sorted."""
     roots: list[Path] = []
     level = [base]
+    frontier: list[Path] = []  # the deepest folders looked at, none of them a root
     for depth in range(DISCOVERY_DEPTH + 1):
         below: list[Path] = []
         for d in level:
@@ -54,10 +58,37 @@ def discover(base: Path) -> list[Path]:
                 roots.append(d)
             elif depth < DISCOVERY_DEPTH:
                 below.extend(Path(p) for p in subfolders(d))
+            else:
+                frontier.append(d)
         level = below
     if not roots:
+        deeper = _nearest_notes(frontier)
+        hint = (
+            f"the nearest notes are in {deeper}: point memo at that folder"
+            if deeper
+            else "point memo at the folder that holds your Markdown notes"
+        )
         raise NoCollectionError(
             f"no notes found in {base}: no *.md file within {DISCOVERY_DEPTH} folder levels; "
-            "point memo at the folder that holds your Markdown notes"
+            + hint
         )
     return sorted(roots)
+
+
+def _nearest_notes(level: list[Path]) -> Path | None:
+    """The first folder holding notes below `level` (the folders discovery stopped at),
+    looking a few levels and a bounded number of folders further: notes deeper than the
+    discovery depth are pointed at, not silently lost."""
+    budget = NEAREST_MAX_FOLDERS
+    for _ in range(NEAREST_MAX_DEPTH):
+        below: list[Path] = []
+        for d in sorted(level):
+            for sub in sorted(subfolders(d)):
+                budget -= 1
+                if budget < 0:
+                    return None
+                if has_notes(sub):
+                    return Path(sub)
+                below.append(Path(sub))
+        level = below
+    return None

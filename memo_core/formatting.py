@@ -117,6 +117,8 @@ def format_status(statuses: Sequence[CollectionStatus]) -> str:
             line += f", без векторов {s.chunks_without_vectors}"
         if s.unreadable_folders:
             line += f", нечитаемых папок {len(s.unreadable_folders)}"
+        if s.ignored:
+            line += f", игнорируется {s.ignored}"
         line += f", отпечаток {s.fingerprint}, проверено {iso_time(s.refreshed_at)}"
         if s.location_note:
             line += f" ({shown(s.location_note)})"

@@ -18,11 +18,12 @@ import numpy as np
 
 from .chunking import Chunk, chunk_markdown
 from .embedder import Embedder
+from .regular import NotRegularFile, read_regular
 from .rows import FileState
 from .store import Store
 from .tuning import Tuning
 from .values import FileNote, Notice, NoticeKind
-from .walker import FileStat, NotRegularFile, read_regular, scan
+from .walker import FileStat, scan
 
 
 @dataclass
@@ -134,7 +135,7 @@ class Indexer:
             stats.notices.append(
                 Notice(NoticeKind.UNREADABLE_FOLDER, str(self.root), folder or ".")
             )
-        self.store.set_unreadable(found.unreadable)
+        self.store.set_walk_facts(found.unreadable, found.ignored)
         if scanned != known:  # the common case, nothing changed, ends at this comparison
             todo = [rel for rel, st in scanned.items() if known.get(rel) != st]
             # A file in a folder that could not be read is not known to be gone.

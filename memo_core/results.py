@@ -45,3 +45,4 @@ class CollectionStatus:
     fingerprint: str  # changes exactly when indexed content changes (a cheap change token)
     refreshed_at: float | None  # unix time of the last refresh that found it up to date
     unreadable_folders: list[str]  # folders the last refresh could not read ('/'-terminated)
+    ignored: int  # entries (notes and folders) that .gitignore / .memoignore left out

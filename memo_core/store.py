@@ -101,14 +101,17 @@ class Store:
         with self.db.backup("main", other.db, "main") as b:
             b.step(-1)
 
-    def unreadable(self) -> list[str]:
-        """Folders of the collection that the last refresh could not read."""
-        return list(json.loads(self.get_meta("unreadable") or "[]"))
+    def walk_facts(self) -> tuple[list[str], int]:
+        """What the last walk found besides notes: folders it could not read, and how many
+        entries ignore rules left out."""
+        facts = json.loads(self.get_meta("walk") or "{}")
+        return list(facts.get("unreadable", [])), int(facts.get("ignored", 0))
 
-    def set_unreadable(self, folders: list[str]) -> None:
-        if sorted(folders) != self.unreadable():
+    def set_walk_facts(self, unreadable: list[str], ignored: int) -> None:
+        if (sorted(unreadable), ignored) != self.walk_facts():
             with self.write():
-                self.set_meta("unreadable", json.dumps(sorted(folders)))
+                facts = {"unreadable": sorted(unreadable), "ignored": ignored}
+                self.set_meta("walk", json.dumps(facts))
 
     def mark_updated(self) -> None:
         self.set_meta("updated_at", repr(time.time()))

@@ -6,10 +6,11 @@ resources and completions all use these, so they never disagree about what a not
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .ignore import IGNORE_FILES, Rules, ignored, rules_above, with_folder
 
 INDEX_DIR = ".memo"
 INDEX_FILE = "index.db"
@@ -44,24 +45,6 @@ def is_within(path: str | os.PathLike[str], folder: str | os.PathLike[str]) -> b
     return p == f or p.startswith(f.rstrip(os.sep) + os.sep)
 
 
-class NotRegularFile(OSError):
-    """A FIFO, device or socket where a note was expected: never read (it could block)."""
-
-
-def read_regular(path: str | os.PathLike[str], limit: int) -> tuple[bytes, int]:
-    """At most `limit` bytes of a regular file, and its size. Opened without blocking and
-    checked after opening, so a FIFO (or a file swapped for one) never hangs the caller."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise NotRegularFile(f"{os.fspath(path)} is not a regular file")
-        with os.fdopen(os.dup(fd), "rb") as f:
-            return f.read(limit), st.st_size
-    finally:
-        os.close(fd)
-
-
 def index_path(root: Path) -> Path:
     return root / INDEX_DIR / INDEX_FILE
 
@@ -94,6 +77,8 @@ def relevant_change(root: str | os.PathLike[str], path: str, *, deleted: bool) -
     if rel == "." or rel.startswith(".." + os.sep) or rel == "..":
         return False
     parts = rel.split(os.sep)
+    if parts[-1] in IGNORE_FILES and not any(skipped_name(p) for p in parts[:-1]):
+        return True  # new ignore rules: notes may come or go
     if any(skipped_name(p) for p in parts):
         return False
     return is_note_name(parts[-1]) or deleted or os.path.isdir(path)
@@ -101,76 +86,102 @@ def relevant_change(root: str | os.PathLike[str], path: str, *, deleted: bool) -
 
 @dataclass
 class Scan:
-    """Every note under a root by '/'-separated relative path, with its stat; and the
-    folders that could not be read ('/'-terminated, '' for the root), whose notes are
-    unknown this time rather than gone."""
+    """Every note under a root by '/'-separated relative path, with its stat; the folders
+    that could not be read ('/'-terminated, '' for the root), whose notes are unknown this
+    time rather than gone; how many entries ignore rules left out; and whether a symlink to
+    a folder was followed (a folder then has two names)."""
 
     files: dict[str, FileStat] = field(default_factory=dict)
     unreadable: list[str] = field(default_factory=list)
+    ignored: int = 0
+    linked_folders: bool = False
 
     def unknown(self, rel: str) -> bool:
         """Whether `rel` lies in a folder that could not be read."""
         return any(rel.startswith(d) for d in self.unreadable)
 
 
-def scan(root: Path) -> Scan:
-    """Walk the notes of a collection.
+# One folder still to walk: its path, its path relative to the root, the rules in force.
+_Todo = tuple[str, str, Rules]
 
-    Symlinks are followed only while they stay inside the root, and each real folder is
-    visited once, so link loops end. This runs before every search, so the loop is kept
-    lean: most entries cost a d_type check, a suffix check and a stat.
+
+def scan(root: Path, below: str = "") -> Scan:
+    """Walk the notes of a collection (or of its sub-folder `below`, '/'-terminated).
+
+    Hidden and tool folders are skipped, and whatever `.gitignore` / `.memoignore` files
+    exclude. Symlinks are followed only while they stay inside the root, and each real
+    folder is visited once, so link loops end. This runs before searches, so the loop is
+    kept lean: most entries cost a d_type check, a suffix check and a stat.
     """
     out = Scan()
     found = out.files
     root_s = str(root)
-    seen_dirs = {root_s}
-    stack: list[tuple[str, str]] = [(root_s, "")]
+    start = os.path.join(root_s, *below.split("/")[:-1]) if below else root_s
+    seen_dirs = {os.path.realpath(start)}
+    stack: list[_Todo] = [(start, below, rules_above(root_s, below) if below else ())]
     while stack:
-        dir_path, rel = stack.pop()
+        dir_path, rel, rules = stack.pop()
         try:
-            it = os.scandir(dir_path)
+            with os.scandir(dir_path) as it:
+                entries = list(it)
         except FileNotFoundError:
             continue  # vanished: its notes are gone
         except OSError:
             out.unreadable.append(rel)
             continue
-        with it:
-            for e in it:
-                name = e.name
-                if name[0] == ".":
-                    continue
-                try:
-                    if e.is_dir(follow_symlinks=False):
-                        if name not in TOOL_DIRS:
-                            stack.append((e.path, f"{rel}{name}/"))
-                    elif e.is_symlink():
-                        _follow_link(e, root_s, rel, seen_dirs, stack, found)
-                    elif name.endswith(NOTE_SUFFIXES):  # is_note_name: hidden ones are out
-                        st = e.stat(follow_symlinks=False)
-                        found[rel + name] = (st.st_mtime_ns, st.st_size)
-                except OSError:
-                    continue
+        hidden = [e.name for e in entries if e.name[0] == "."]
+        if hidden:  # where ignore files would be
+            rules = with_folder(rules, dir_path, rel, hidden)
+        for e in entries:
+            name = e.name
+            if name[0] == ".":
+                continue
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    if name in TOOL_DIRS or (rules and _left_out(out, rules, rel + name, True)):
+                        continue
+                    stack.append((e.path, f"{rel}{name}/", rules))
+                elif e.is_symlink():
+                    _follow_link(e, root_s, rel, rules, seen_dirs, stack, out)
+                elif name.endswith(NOTE_SUFFIXES):  # is_note_name: hidden ones are out
+                    if rules and _left_out(out, rules, rel + name, False):
+                        continue
+                    st = e.stat(follow_symlinks=False)
+                    found[rel + name] = (st.st_mtime_ns, st.st_size)
+            except OSError:
+                continue
     return out
+
+
+def _left_out(out: Scan, rules: Rules, rel: str, is_dir: bool) -> bool:
+    if ignored(rules, rel, is_dir):
+        out.ignored += 1
+        return True
+    return False
 
 
 def _follow_link(
     e: os.DirEntry[str],
     root_s: str,
     rel: str,
+    rules: Rules,
     seen_dirs: set[str],
-    stack: list[tuple[str, str]],
-    found: dict[str, FileStat],
+    stack: list[_Todo],
+    out: Scan,
 ) -> None:
     real = os.path.realpath(e.path)
     if not is_within(real, root_s):
         return  # leads outside the collection: never followed
     if os.path.isdir(real):
         if real not in seen_dirs and e.name not in TOOL_DIRS:
-            seen_dirs.add(real)
-            stack.append((e.path, f"{rel}{e.name}/"))
+            if not _left_out(out, rules, rel + e.name, True):
+                seen_dirs.add(real)
+                out.linked_folders = True
+                stack.append((e.path, f"{rel}{e.name}/", rules))
     elif is_note_name(e.name) and os.path.isfile(real):
-        st = os.stat(real)
-        found[rel + e.name] = (st.st_mtime_ns, st.st_size)
+        if not _left_out(out, rules, rel + e.name, False):
+            st = os.stat(real)
+            out.files[rel + e.name] = (st.st_mtime_ns, st.st_size)
 
 
 def find_indexes(roots: Iterable[Path], depth: int, max_dirs: int) -> list[Path]:

@@ -116,6 +116,7 @@ def collection_entry(engine: Engine, root: Path) -> dict[str, Any]:
             "fingerprint": s.fingerprint,
             "refreshed_at": _time(s.refreshed_at),
             "unreadable_folders": [shown(f) for f in s.unreadable_folders],
+            "ignored": s.ignored,
         }
         if s.location_note:
             entry["location_note"] = shown(s.location_note)

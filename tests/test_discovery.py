@@ -88,3 +88,12 @@ def test_symlinks_inside_followed_outside_not_loops_end(tmp_path: Path) -> None:
     assert "secret.md" not in found and not any(f.startswith("out/") for f in found)
     assert "alias/b.md" in found and "a.md" in found
     assert len(found) < 10  # the loop ended
+
+
+def test_notes_too_deep_are_pointed_at_not_lost(tmp_path: Path) -> None:
+    write_notes(tmp_path, {"a/b/c/d/deep.md": "x", "z/y/x/w/v/further.md": "y"})
+    with pytest.raises(NoCollectionError) as e:
+        discover(tmp_path)
+    assert str(e.value).endswith(
+        f"the nearest notes are in {tmp_path / 'a' / 'b' / 'c' / 'd'}: point memo at that folder"
+    )
