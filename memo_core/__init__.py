@@ -11,7 +11,7 @@ exports and nothing deeper.
 from ._version import __version__
 from .confine import allowed_roots, confine
 from .embedder import Embedder, load_model_dir
-from .engine import Engine
+from .engine import DEFAULT_REFRESH_BUDGET_S, Engine, refresh_budget
 from .errors import (
     IndexBusyError,
     IndexLocationError,
@@ -53,6 +53,7 @@ from .walker import find_indexes, index_path, is_note_path, is_within, scan
 
 __all__ = [
     "DEFAULT_K",
+    "DEFAULT_REFRESH_BUDGET_S",
     "DEFAULT_MODE",
     "MAX_K",
     "MODES",
@@ -96,6 +97,7 @@ __all__ = [
     "load_model_dir",
     "notice_text",
     "read_regular",
+    "refresh_budget",
     "scan",
     "shown",
 ]

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from ._version import __version__
-from .engine import Engine
+from .engine import Engine, refresh_budget
 from .errors import MemoError
 from .formatting import (
     file_note_text,
@@ -178,7 +178,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """0: done (also when nothing is found); 1: an error, said on stderr in one line;
     2: a usage error (argparse's message); 130: interrupted."""
     args = build_parser().parse_args(argv)
-    engine = Engine()
+    # On a terminal a search waits for its index (with a progress bar); a script (--json,
+    # a pipe) gets an answer within the refresh budget.
+    interactive = not getattr(args, "json", False) and sys.stdout.isatty()
+    engine = Engine(refresh_budget_s=None if interactive else refresh_budget())
     try:
         args.func(engine, args)
     except MemoError as e:

@@ -26,14 +26,14 @@ from .errors import IndexBusyError, IndexLocationError, IndexStoreError
 from .filelock import FileLock
 from .indexer import Indexer, ProgressFn, RefreshStats
 from .indexfile import LOCK_FILE
-from .location import clear_scratch, fallback_index_path, scratch_path, unusable
+from .jobs import RefreshJob
+from .location import choose, clear_scratch, fallback_index_path, scratch_path
 from .results import CollectionStatus, Hit
 from .rows import fingerprint_of
 from .store import Store
 from .tuning import Tuning
 from .values import MAX_HIT_CHARS, ModeName, Notice, NoticeKind
 from .vectors import VectorCache
-from .walker import INDEX_DIR, INDEX_FILE
 
 Scored = list[tuple[int, float]]  # (chunk id, score), best first
 
@@ -49,10 +49,6 @@ class Candidates:
     vec: Scored = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
 
-    def read_hits(self, ranked: list[tuple[int, float, tuple[str, ...]]]) -> dict[int, Hit]:
-        """Hits for ranked (chunk id, score, sides) of this collection, by chunk id."""
-        return self.collection.hits(self.store, ranked)
-
 
 class Collection:
     def __init__(self, root: Path, tuning: Tuning) -> None:
@@ -67,30 +63,31 @@ class Collection:
         self._refresh_lock = threading.Lock()
         self._writer: Store | None = None
         self._rebuilding = False
+        self._job: RefreshJob | None = None  # the background refresh, if one was started
+        self._job_lock = threading.Lock()
+        self._stop = threading.Event()  # set: refreshes end after the batch under way
 
     def close(self) -> None:
+        """Stop a background refresh (after its current batch) and close the index."""
+        self._stop.set()
+        with self._job_lock:
+            job = self._job
+        if job is not None:
+            job.thread.join()
         with self._refresh_lock, self._read_lock:
             for store in (self._reader, self._writer):
                 if store is not None:
                     store.close()
             self._reader = self._writer = None
+        self._stop.clear()
 
     # -- where the index lives ------------------------------------------------------------
 
     @property
     def db_path(self) -> Path:
-        """`<root>/.memo/index.db`, or the cache-dir one where an index already lives, where
-        the folder cannot hold one, or where something that is not memo's lies at memo's
-        place. Deciding it writes nothing."""
+        """Where the index lives (`location.choose`; deciding it writes nothing)."""
         if self._db_path is None:
-            own = self.root / INDEX_DIR / INDEX_FILE
-            fallback = fallback_index_path(self.root)
-            if why := unusable(self.root):
-                self._use(fallback, why)
-            elif own.is_file() or not fallback.is_file():
-                self._use(own, None)
-            else:
-                self._use(fallback, "the collection folder could not hold it")
+            self._use(*choose(self.root))
         assert self._db_path is not None
         return self._db_path
 
@@ -194,6 +191,7 @@ class Collection:
                 refreshed_at=max(self.refreshed_at or 0.0, float(updated or 0.0)) or None,
                 unreadable_folders=unreadable,
                 ignored=ignored,
+                indexing=self.activity(),
             )
 
     # -- writing --------------------------------------------------------------------------
@@ -249,14 +247,63 @@ class Collection:
             if writer is None:
                 return RefreshStats(notices=[busy] if busy else [])
             with self._sqlite_errors():
-                changed = self._identity_change(writer, embedder)
+                model = embedder.model_id if embedder is not None else None
+                changed = writer.identity_change(self.tuning.identity(), model)
                 if changed is None:
-                    stats = Indexer(self.root, writer, embedder, self.tuning).refresh(progress)
+                    indexer = Indexer(self.root, writer, embedder, self.tuning)
+                    stats = indexer.refresh(progress, self._stop)
                 else:
                     stats = self._rebuild(writer, embedder, progress)
-                    stats.notices.append(Notice(NoticeKind.REBUILT, str(self.root), changed))
-            self.refreshed_at = time.time()
+                    if not stats.stopped:
+                        stats.notices.append(Notice(NoticeKind.REBUILT, str(self.root), changed))
+            if not stats.stopped:
+                self.refreshed_at = time.time()
             return stats
+
+    def refresh_within(
+        self,
+        embedder: Embedder | None,
+        progress: ProgressFn | None,
+        budget: float,
+        called: float,
+    ) -> RefreshStats:
+        """Refresh on a thread of its own and wait for it until `budget` seconds after
+        `called` (the caller's start; earlier when a refresh was already running: its own
+        start counts): past that, what is committed answers, and the notice says how far
+        indexing got.
+
+        A change completed before the call is in the answer when it is in time: a refresh
+        already running when the call came in may have walked before the change, so it is
+        followed by another; so is one that ran without the model this caller has."""
+        deadline: float | None = None
+        while True:
+            job = self.start_refresh(embedder, progress)
+            deadline = deadline or min(called, job.started) + budget
+            if not job.wait(deadline, progress):
+                return RefreshStats(notices=[job.activity()])
+            stats = job.result()
+            fresh = job.started >= called or stats.stopped
+            if fresh and (embedder is None or job.embedder is not None):
+                return stats
+
+    def start_refresh(self, embedder: Embedder | None, progress: ProgressFn | None) -> RefreshJob:
+        """The refresh under way here, or a new one on a thread of its own (reporting to
+        `progress` from its start)."""
+        with self._job_lock:
+            job = self._job
+            if job is None or job.done.is_set():
+                root = str(self.root)
+
+                def run(report: ProgressFn) -> RefreshStats:
+                    return self.refresh(embedder, report, wait=False)
+
+                job = self._job = RefreshJob(run, embedder, root, progress)
+            return job
+
+    def activity(self) -> Notice | None:
+        """How far a refresh under way in this process got (None: none is)."""
+        job = self._job
+        return job.activity() if job is not None and not job.done.is_set() else None
 
     def rebuild(self, embedder: Embedder | None, progress: ProgressFn | None) -> int:
         """Rebuild from scratch (searches answer from the old index meanwhile); the number
@@ -266,23 +313,6 @@ class Collection:
             self._rebuild(writer, embedder, progress)
             self.refreshed_at = time.time()
             return writer.counts()[0]
-
-    def _identity_change(self, writer: Store, embedder: Embedder | None) -> str | None:
-        """None when the index was made as this memo would make it; else what differs
-        (names of settings, "model" for another model's vectors, or "" for an index made
-        before memo recorded its settings)."""
-        want = self.tuning.identity()
-        have = writer.identity()
-        if have is None and writer.is_empty():
-            writer.set_identity(want)  # a new index: nothing was made another way
-            have = want
-        if have is None:
-            return ""
-        changed = sorted(k for k in want.keys() | have.keys() if want.get(k) != have.get(k))
-        model = writer.get_meta("vec_model")
-        if embedder is not None and model not in (None, embedder.model_id):
-            changed.append("model")  # rebuilt aside: the old vectors answer meanwhile
-        return ", ".join(changed) or None
 
     def _rebuild(
         self, writer: Store, embedder: Embedder | None, progress: ProgressFn | None
@@ -301,8 +331,11 @@ class Collection:
             fresh = Store.create(scratch)
             try:
                 fresh.set_identity(self.tuning.identity())
-                stats = Indexer(self.root, fresh, embedder, self.tuning).refresh(progress)
-                writer.replace_with(fresh)
+                stats = Indexer(self.root, fresh, embedder, self.tuning).refresh(
+                    progress, self._stop
+                )
+                if not stats.stopped:
+                    writer.replace_with(fresh)
             finally:
                 fresh.close()
         finally:

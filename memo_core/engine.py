@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
@@ -28,7 +29,20 @@ from .values import DEFAULT_K, DEFAULT_MODE, MAX_K, MODES, ModeName, Notice, Not
 from .walker import is_within
 
 MAX_QUERY_CHARS = 4000
+# How long a search waits for its refresh before answering from what is committed (the
+# indexing goes on meanwhile); `MEMO_REFRESH_BUDGET` (seconds) changes it.
+DEFAULT_REFRESH_BUDGET_S = 3.0
+BUDGET_ENV = "MEMO_REFRESH_BUDGET"
 UserPath = str | os.PathLike[str]
+
+
+def refresh_budget() -> float:
+    """The configured refresh budget: MEMO_REFRESH_BUDGET, else the default."""
+    try:
+        value = float(os.environ.get(BUDGET_ENV, DEFAULT_REFRESH_BUDGET_S))
+    except ValueError:
+        return DEFAULT_REFRESH_BUDGET_S
+    return value if value >= 0 else DEFAULT_REFRESH_BUDGET_S
 
 
 class Engine:
@@ -36,7 +50,8 @@ class Engine:
 
     Safe to share between threads. `tuning`: how indexes are built and searches ranked;
     `models`: where the embedding model comes from (default: the configured one); `roots`:
-    the only folders it works in (default: anywhere).
+    the only folders it works in (default: anywhere); `refresh_budget_s`: how long a search
+    waits for its refresh (None: until it is done).
     """
 
     def __init__(
@@ -45,9 +60,11 @@ class Engine:
         tuning: Tuning | None = None,
         models: ModelSource | None = None,
         roots: Sequence[Path] | None = None,
+        refresh_budget_s: float | None = DEFAULT_REFRESH_BUDGET_S,
     ) -> None:
         self.tuning = tuning or Tuning()
         self.models = models or ModelSource()
+        self.refresh_budget_s = refresh_budget_s
         # Where this engine may work at all (memo-mcp: the allowed roots). A front end checks
         # a path first; the engine checks again what it resolved, whatever it was given.
         self.roots = list(roots) if roots is not None else None
@@ -110,8 +127,10 @@ class Engine:
         """The k best passages for `query` under `path`, ranked together across its
         collections, after a refresh (`refresh=False`: as indexed).
 
-        A refresh under way in this process is waited for; a rebuild or another process's
-        refresh is not: the answer then comes from the last snapshot and says so.
+        The refresh is waited for at most `refresh_budget_s` (then the answer comes from
+        what is committed and says how far indexing got, and it goes on in the background);
+        a rebuild or another process's refresh is not waited for: the answer then comes
+        from the last snapshot and says so.
         """
         k, query = _checked(query, k, mode)
         collections = self.collections(path)
@@ -128,8 +147,7 @@ class Engine:
                 notices.append(Notice(NoticeKind.MODEL_UNAVAILABLE, detail=str(e)))
                 mode = "lex"
         if refresh:
-            for c in collections:
-                notices += c.refresh(embedder, progress, wait=False).notices
+            notices += self._refreshed(collections, embedder, progress)
         qvec = embedder.embed([query], query=True)[0] if embedder is not None else None
         model_id = embedder.model_id if embedder is not None else None
         terms = textnorm.query_terms(query)
@@ -144,6 +162,27 @@ class Engine:
             hits = self._ranked_hits(found, mode, k)
         return SearchResults(hits, mode, notices)
 
+    def _refreshed(
+        self,
+        collections: list[Collection],
+        embedder: Embedder | None,
+        progress: ProgressFn | None,
+    ) -> list[Notice]:
+        """Refresh the collections of a search, waiting for them at most the budget in all
+        (they refresh side by side); the notices, work still under way summed in one."""
+        budget = self.refresh_budget_s
+        if budget is None:
+            return [
+                n for c in collections for n in c.refresh(embedder, progress, wait=False).notices
+            ]
+        called = time.monotonic()
+        for c in collections:
+            c.start_refresh(embedder, progress)
+        notices: list[Notice] = []
+        for c in collections:
+            notices += c.refresh_within(embedder, progress, budget, called).notices
+        return _one_activity_line(notices)
+
     def _ranked_hits(self, found: list[Candidates], mode: ModeName, k: int) -> list[Hit]:
         """Pool every collection's candidates, rank them once, read the k best."""
         ranked = fusion.rank(
@@ -154,7 +193,7 @@ class Engine:
             self.tuning.dense_weight,
         )
         got = [
-            f.read_hits([(cid, s, sides) for (j, cid), s, sides in ranked if j == i])
+            f.collection.hits(f.store, [(cid, s, sides) for (j, cid), s, sides in ranked if j == i])
             for i, f in enumerate(found)
         ]
         return [got[i][cid] for (i, cid), _, _ in ranked if cid in got[i]]
@@ -195,6 +234,23 @@ class Engine:
         except ModelUnavailableError:
             embedder = None  # words now; vectors are filled in by the next search
         return sum(c.rebuild(embedder, progress) for c in self.collections(path))
+
+
+def _one_activity_line(notices: list[Notice]) -> list[Notice]:
+    """Indexing still under way in several collections, said once: files while any is still
+    indexing words, else chunks waiting for vectors, summed."""
+    busy = [n for n in notices if n.kind in (NoticeKind.INDEXING, NoticeKind.EMBEDDING)]
+    if len(busy) < 2:
+        return notices
+    kind = (
+        NoticeKind.INDEXING
+        if any(n.kind is NoticeKind.INDEXING for n in busy)
+        else (NoticeKind.EMBEDDING)
+    )
+    same = [n for n in busy if n.kind is kind]
+    where = os.path.commonpath([n.collection or "" for n in same])
+    line = Notice(kind, where, done=sum(n.done for n in same), total=sum(n.total for n in same))
+    return [n for n in notices if n not in busy] + [line]
 
 
 def _checked(query: object, k: object, mode: object) -> tuple[int, str]:

@@ -64,6 +64,13 @@ def for_terminal(text: str) -> str:
 
 def notice_text(n: Notice) -> str:
     where = f"{shown(n.collection)}: " if n.collection else ""
+    if n.kind is NoticeKind.INDEXING:
+        return f"{where}индексация: {n.done} из {n.total} файлов; ответ по уже проиндексированным"
+    if n.kind is NoticeKind.EMBEDDING:
+        return (
+            f"{where}векторы: {n.done} из {n.total} фрагментов; "
+            "поиск по смыслу пока по части заметок"
+        )
     if n.kind is NoticeKind.REBUILT:
         why = f"изменились параметры ({n.detail})" if n.detail else "индекс от прежней версии memo"
         return f"{where}индекс перестроен заново: {why}"
@@ -119,6 +126,11 @@ def format_status(statuses: Sequence[CollectionStatus]) -> str:
             line += f", нечитаемых папок {len(s.unreadable_folders)}"
         if s.ignored:
             line += f", игнорируется {s.ignored}"
+        if s.indexing is not None:
+            n = s.indexing
+            what = "индексация" if n.kind is NoticeKind.INDEXING else "расчёт векторов"
+            unit = "файлов" if n.kind is NoticeKind.INDEXING else "фрагментов"
+            line += f", идёт {what}: {n.done} из {n.total} {unit}"
         line += f", отпечаток {s.fingerprint}, проверено {iso_time(s.refreshed_at)}"
         if s.location_note:
             line += f" ({shown(s.location_note)})"

@@ -9,6 +9,7 @@ so a rename re-embeds nothing).
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -56,6 +57,7 @@ class RefreshStats:
     seconds: float = 0.0
     notes: list[tuple[str, FileNote, str]] = field(default_factory=list)  # path, note, detail
     notices: list[Notice] = field(default_factory=list)
+    stopped: bool = False  # asked to stop before it was done (the next refresh goes on)
 
     @property
     def changed_anything(self) -> bool:
@@ -69,6 +71,7 @@ class RefreshStats:
         self.seconds += other.seconds
         self.notes += other.notes
         self.notices += other.notices
+        self.stopped |= other.stopped
 
 
 @dataclass
@@ -123,7 +126,12 @@ class Indexer:
     def _embed_input(self, heading: str, text: str) -> str:
         return embed_input(heading, text, self.tuning.embed_max_chars)
 
-    def refresh(self, progress: ProgressFn | None = None) -> RefreshStats:
+    def refresh(
+        self, progress: ProgressFn | None = None, stop: threading.Event | None = None
+    ) -> RefreshStats:
+        """Words first (every new or changed file committed in batches, so searches see more
+        with each), then the vectors of chunks that have none. `stop` set: end after the
+        batch under way (the rest is done by the next refresh)."""
         t0 = time.monotonic()
         stats = RefreshStats()
         if self.embedder is not None:
@@ -142,6 +150,9 @@ class Indexer:
             gone = [rel for rel in known if rel not in scanned and not found.unknown(rel)]
             prog = Progress("index", 0, len(todo), 0, None, t0)
             for batch in self._batches(todo, scanned, stats):
+                if stop is not None and stop.is_set():
+                    stats.stopped = True
+                    return stats
                 self._write_batch(batch, stats)
                 prog.files_done += len(batch)
                 prog.chunks_done = stats.chunks_written
@@ -151,7 +162,7 @@ class Indexer:
                 self._delete(gone)
                 stats.deleted = len(gone)
         if self.embedder is not None:
-            self._fill_vectors(stats, progress, t0)
+            self._fill_vectors(stats, progress, t0, stop)
         stats.seconds = time.monotonic() - t0
         return stats
 
@@ -204,9 +215,10 @@ class Indexer:
             stats.touched = len(touched)
 
     def _write_batch(self, batch: list[_Prepared], stats: RefreshStats) -> None:
-        vectors, embedded = self._vectors_for([c for p in batch for c in p.chunks])
-        stats.chunks_embedded += embedded
+        """Words of a batch of files, in one transaction; a chunk whose text the index knows
+        gets its vector at once (a renamed or copied note is never embedded again)."""
         store = self.store
+        vectors = store.vectors_for_hashes({chunk_hash(c) for p in batch for c in p.chunks})
         with store.write():
             for p in batch:
                 fid = store.upsert_file(p.rel, *p.stat, p.hash, p.note)
@@ -231,34 +243,34 @@ class Indexer:
                     stats.changed += 1
             store.mark_updated()
 
-    def _vectors_for(self, chunks: list[Chunk]) -> tuple[dict[str, bytes], int]:
-        """Vectors by chunk hash, reused from the index where the text is known, else
-        embedded; and how many were embedded."""
-        if self.embedder is None:
-            return {}, 0
-        wanted = {chunk_hash(c): c for c in chunks}
-        found = self.store.vectors_for_hashes(wanted)
-        missing = [h for h in wanted if h not in found]
-        if missing:
-            texts = [self._embed_input(wanted[h].heading, wanted[h].text) for h in missing]
-            vecs = self.embedder.embed(texts)
-            found.update(zip(missing, (v.tobytes() for v in vecs.astype(np.float32)), strict=True))
-        return found, len(missing)
-
-    def _fill_vectors(self, stats: RefreshStats, progress: ProgressFn | None, t0: float) -> None:
-        """Embed chunks that have no vector yet (indexed without a model, or model changed)."""
+    def _fill_vectors(
+        self,
+        stats: RefreshStats,
+        progress: ProgressFn | None,
+        t0: float,
+        stop: threading.Event | None,
+    ) -> None:
+        """Embed the chunks that have no vector yet, in batches (each text once)."""
         assert self.embedder is not None
         total = self.store.count_without_vectors()
         if not total:
             return
         prog = Progress("embed", 0, 0, 0, total, t0)
+        if progress:
+            progress(prog)  # words are all in: from here on, vectors
         while rows := self.store.chunks_without_vectors(self.tuning.batch_chunks):
-            vecs = self.embedder.embed([self._embed_input(hd, tx) for _, hd, tx in rows])
+            if stop is not None and stop.is_set():
+                stats.stopped = True
+                return
+            known = self.store.vectors_for_hashes({h for *_, h in rows})
+            texts = {h: self._embed_input(hd, tx) for _, hd, tx, h in rows if h not in known}
+            vecs = self.embedder.embed(list(texts.values()))
+            known.update(zip(texts, (v.tobytes() for v in vecs.astype(np.float32)), strict=True))
             with self.store.write():
-                for (cid, _, _), v in zip(rows, vecs, strict=True):
-                    self.store.set_vector(cid, v)
+                for cid, _, _, h in rows:
+                    self.store.set_vector(cid, known[h])
                 self.store.mark_updated()
-            stats.chunks_embedded += len(rows)
+            stats.chunks_embedded += len(texts)
             prog.chunks_done += len(rows)
             if progress:
                 progress(prog)

@@ -26,6 +26,19 @@ def fallback_index_path(root: Path) -> Path:
     return cache_dir() / "indexes" / f"{name}-{tag}" / INDEX_FILE
 
 
+def choose(root: Path) -> tuple[Path, str | None]:
+    """`<root>/.memo/index.db`, or the cache-dir one where an index already lives, where
+    the folder cannot hold one, or where something that is not memo's lies at memo's place;
+    and why it is not the collection's own. Reads only."""
+    own = root / INDEX_DIR / INDEX_FILE
+    fallback = fallback_index_path(root)
+    if why := unusable(root):
+        return fallback, why
+    if own.is_file() or not fallback.is_file():
+        return own, None
+    return fallback, "the collection folder could not hold it"
+
+
 def unusable(root: Path) -> str | None:
     """Why `<root>/.memo/index.db` cannot be memo's index now (None: it can). Reads only."""
     folder = root / INDEX_DIR

@@ -46,3 +46,4 @@ class CollectionStatus:
     refreshed_at: float | None  # unix time of the last refresh that found it up to date
     unreadable_folders: list[str]  # folders the last refresh could not read ('/'-terminated)
     ignored: int  # entries (notes and folders) that .gitignore / .memoignore left out
+    indexing: Notice | None = None  # a refresh under way in this process, and how far it got

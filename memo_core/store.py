@@ -72,6 +72,21 @@ class Store:
         with self.write():
             self.set_meta("identity", json.dumps(identity, sort_keys=True))
 
+    def identity_change(self, want: dict[str, Any], model: str | None) -> str | None:
+        """None when this index was made as `want` and `model` would make it; else what
+        differs: names of settings, "model" for another model's vectors, or "" for an index
+        made before memo recorded its settings. A new, empty index takes `want` as its own."""
+        have = self.identity()
+        if have is None and self.is_empty():
+            self.set_identity(want)  # nothing in it was made another way
+            have = want
+        if have is None:
+            return ""
+        changed = sorted(k for k in want.keys() | have.keys() if want.get(k) != have.get(k))
+        if model is not None and self.get_meta("vec_model") not in (None, model):
+            changed.append("model")  # rebuilt aside: the old vectors answer meanwhile
+        return ", ".join(changed) or None
+
     @contextmanager
     def write(self) -> Iterator[None]:
         """One immediate transaction: all of it lands or none of it does."""
@@ -252,8 +267,9 @@ class Store:
                 found[h] = row[0]
         return found
 
-    def chunks_without_vectors(self, limit: int) -> list[tuple[int, str, str]]:
-        sql = "SELECT id, heading, text FROM chunks WHERE has_vec = 0 ORDER BY id LIMIT ?"
+    def chunks_without_vectors(self, limit: int) -> list[tuple[int, str, str, str]]:
+        """(id, heading, text, hash) of chunks that have no vector yet, oldest first."""
+        sql = "SELECT id, heading, text, hash FROM chunks WHERE has_vec = 0 ORDER BY id LIMIT ?"
         return list(self.db.execute(sql, (limit,)))
 
     def count_without_vectors(self) -> int:

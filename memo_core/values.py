@@ -55,6 +55,8 @@ class NoticeKind(str, Enum):
     REBUILT = "rebuilt"  # the index was rebuilt: what decides its content changed (detail)
     OTHER_MODEL = "other_model"  # its vectors are another model's; words only there
     UNREADABLE_FOLDER = "unreadable_folder"  # detail: the folder; its notes were kept as they were
+    INDEXING = "indexing"  # still indexing (done / total files): answered from what is in
+    EMBEDDING = "embedding"  # words are in, vectors still coming (done / total chunks)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,3 +64,5 @@ class Notice:
     kind: NoticeKind
     collection: str | None = None  # the collection it concerns; None: the whole answer
     detail: str = ""
+    done: int = 0  # how far work under way got, of `total`
+    total: int = 0

@@ -26,6 +26,7 @@ from typing import Annotated, Any, TypeVar
 
 import anyio
 import anyio.from_thread
+import anyio.lowlevel
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
@@ -50,6 +51,7 @@ from memo_core import (
     format_hits,
     format_reindex,
     format_status,
+    refresh_budget,
 )
 from memo_mcp.completions import register_completions
 from memo_mcp.http_transport import add_http_options, http_config, serve_http
@@ -151,6 +153,9 @@ class ProgressBridge:
     def __init__(self, ctx: Context, what: str) -> None:
         self.ctx = ctx
         self.what = what
+        # Made on the event loop; called from any thread (a tool's worker, or the engine's
+        # background refresh), which reaches the loop through this token.
+        self._token = anyio.lowlevel.current_token()
         self._stage: tuple[object, ...] | None = None
         self._base = 0  # work done in finished stages
         self._last_done = 0
@@ -179,7 +184,11 @@ class ProgressBridge:
         message = f"{self.what}: {done}/{total} {unit}"
         try:
             anyio.from_thread.run(
-                self.ctx.report_progress, progress, float(self._base + total), message
+                self.ctx.report_progress,
+                progress,
+                float(self._base + total),
+                message,
+                token=self._token,
             )
         except Exception as e:  # a lost notification must never stop the index
             log.debug("progress notification failed: %r", e)
@@ -247,7 +256,7 @@ def build_server(roots: list[Path] | None = None, engine: Engine | None = None) 
     """The server; its tools touch only `roots` (default: MEMO_ROOTS, else the home folder)
     and work through `engine` (default: a new one, with the configured model)."""
     roots = allowed_roots() if roots is None else list(roots)
-    engine = engine or Engine(roots=roots)
+    engine = engine or Engine(roots=roots, refresh_budget_s=refresh_budget())
     server = MemoServer(
         name="memo",
         version=__version__,
@@ -349,7 +358,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         roots = allowed_roots(args.root)
     except MemoError as e:
         parser.exit(1, f"memo-mcp: {for_terminal(str(e))}\n")
-    engine = Engine(roots=roots)
+    engine = Engine(roots=roots, refresh_budget_s=refresh_budget())
     try:
         server = build_server(roots, engine)
         if http is not None:

@@ -168,8 +168,9 @@ async def test_first_index_reports_progress(tmp_path: Path, tiny_model: Path) ->
     assert len(seen) >= 2, seen
     values = [p for p, _, _ in seen]
     assert values == sorted(set(values))  # strictly increasing
-    assert seen[-1][:2] == (120, 120)
-    assert seen[-1][2] == f"indexing {notes}: 120/120 files indexed"
+    # Words first (120 files), then the vectors of their 360 chunks.
+    assert (120, 120, f"indexing {notes}: 120/120 files indexed") in seen
+    assert seen[-1] == (480, 480, f"indexing {notes}: 360/360 chunks embedded")
 
 
 async def test_progress_grows_across_stages(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -309,7 +310,10 @@ async def test_sdk_stdio_client(tmp_path: Path, tiny_model_dir: Path) -> None:
         assert text_of(r) == (
             f"{garden}:13  Сад > Обрезка малины\nСтарые побеги малины вырезаю осенью под корень.\n"
         )
-        assert seen == [(2, 2, "indexing notes: 2/2 files indexed")]
+        assert seen == [
+            (2, 2, "indexing notes: 2/2 files indexed"),
+            (7, 7, "indexing notes: 5/5 chunks embedded"),
+        ]
         r = await c.call_tool("memo_reindex", {"path": str(notes)})
         assert text_of(r) == "переиндексировано файлов: 2"
         r = await c.call_tool("memo_nope", {})

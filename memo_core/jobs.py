@@ -1,0 +1,87 @@
+"""A refresh running on a thread of its own, so a search can wait for it a bounded time and
+then answer from what is committed while the indexing goes on (in a long-lived process)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from .embedder import Embedder
+from .indexer import Progress, ProgressFn, RefreshStats
+from .values import Notice, NoticeKind
+
+
+class RefreshJob:
+    """`run(report)` on a daemon thread; callers wait for it, or read how far it got."""
+
+    def __init__(
+        self,
+        run: Callable[[ProgressFn], RefreshStats],
+        embedder: Embedder | None,
+        collection: str,
+        listener: ProgressFn | None = None,
+    ) -> None:
+        self.embedder = embedder
+        self.collection = collection
+        self.started = time.monotonic()
+        self.done = threading.Event()
+        self.stats: RefreshStats | None = None
+        self.error: BaseException | None = None
+        self.progress: Progress | None = None
+        self._listeners: list[ProgressFn] = [listener] if listener is not None else []
+        self._lock = threading.Lock()
+        self.thread = threading.Thread(
+            target=self._main, args=(run,), daemon=True, name=f"memo refresh {collection}"
+        )
+        self.thread.start()
+
+    def _main(self, run: Callable[[ProgressFn], RefreshStats]) -> None:
+        try:
+            self.stats = run(self._report)
+        except BaseException as e:  # handed to whoever waits: see `result`
+            self.error = e
+        finally:
+            self.done.set()
+
+    def _report(self, p: Progress) -> None:
+        self.progress = p
+        with self._lock:
+            listeners = list(self._listeners)
+        for fn in listeners:
+            fn(p)
+
+    def wait(self, deadline: float, progress: ProgressFn | None) -> bool:
+        """Wait until the job is done or `deadline` (monotonic) passes, passing its progress
+        to `progress` meanwhile; whether it is done."""
+        if progress is not None:
+            with self._lock:
+                new = progress not in self._listeners
+                if new:
+                    self._listeners.append(progress)
+                latest = self.progress
+            if new and latest is not None:
+                progress(latest)  # what was reported before this caller came
+        try:
+            return self.done.wait(max(0.0, deadline - time.monotonic()))
+        finally:
+            if progress is not None:
+                with self._lock:
+                    self._listeners.remove(progress)
+
+    def result(self) -> RefreshStats:
+        """What the finished job did; its error, if it failed."""
+        if self.error is not None:
+            raise self.error
+        assert self.stats is not None
+        return self.stats
+
+    def activity(self) -> Notice:
+        """How far the job got, as a notice: files indexed, or chunks given vectors."""
+        p = self.progress
+        if p is not None and p.phase == "embed":
+            return Notice(
+                NoticeKind.EMBEDDING, self.collection, done=p.chunks_done, total=p.chunks_total or 0
+            )
+        done, total = (p.files_done, p.files_total) if p is not None else (0, 0)
+        return Notice(NoticeKind.INDEXING, self.collection, done=done, total=total)

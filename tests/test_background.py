@@ -1,0 +1,142 @@
+"""Bounded waits: a search waits for its refresh at most the budget, then answers from what
+is committed and says how far indexing got, while the indexing goes on in the background."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import write_notes
+from mcp_helpers import WireServer, server_env
+
+from memo_core import (
+    Embedder,
+    Engine,
+    ModelSource,
+    NoticeKind,
+    Tuning,
+    format_status,
+    notice_text,
+)
+
+
+class SlowEmbedder(Embedder):
+    """A real tiny model; note batches wait for `gate` (queries do not)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner, self.model_id, self.dim = inner, inner.model_id, inner.dim
+        self.gate = threading.Event()
+
+    def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        if not query:
+            assert self.gate.wait(60)
+        return self.inner.embed_batch(texts, query=query)
+
+
+def many_notes(root: Path, n: int) -> Path:
+    """One collection: notes at its top and in ten sub-folders."""
+    files = {f"d{i % 10}/n{i}.md": f"# Note {i}\n\ncat {i}\n" for i in range(n)}
+    return write_notes(root, {"README.md": "# Notes\n", **files})
+
+
+@pytest.fixture
+def slow(tiny_embedder: Embedder) -> SlowEmbedder:
+    return SlowEmbedder(tiny_embedder)
+
+
+def test_a_long_first_index_answers_within_the_budget(tmp_path: Path, slow: SlowEmbedder) -> None:
+    notes = many_notes(tmp_path / "notes", 300)
+    with Engine(models=ModelSource(slow), refresh_budget_s=0.5) as e:
+        t0 = time.monotonic()
+        first = e.search(notes, "cat 7", mode="hybrid")
+        assert time.monotonic() - t0 < 5
+        [n] = first.notices  # words are in (they come first), vectors are not
+        assert (n.kind, n.collection, n.total) == (NoticeKind.EMBEDDING, str(notes), 301)
+        assert notice_text(n).startswith(f"{notes}: векторы: 0 из 301 фрагментов")
+        assert first[0].relpath == "d7/n7.md"  # answered by words from the committed part
+        [st] = e.status(notes)
+        assert st.files == 301 and st.indexing is not None
+        assert ", идёт расчёт векторов: 0 из 301 фрагментов" in format_status([st])
+        t0 = time.monotonic()
+        second = e.search(notes, "cat 8", mode="hybrid")  # the refresh runs: at once
+        assert time.monotonic() - t0 < 1 and second.notices[0].kind is NoticeKind.EMBEDDING
+        slow.gate.set()
+        deadline = time.monotonic() + 30
+        while (later := e.search(notes, "cat 9", mode="hybrid")).notices:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        assert later[0].relpath == "d9/n9.md" and "vec" in later[0].found_by
+        assert e.status(notes)[0].indexing is None
+
+
+def test_a_change_made_before_the_call_is_in_its_answer(tmp_path: Path, tiny_embedder) -> None:
+    notes = many_notes(tmp_path / "notes", 50)
+    with Engine(models=ModelSource(tiny_embedder), refresh_budget_s=5) as e:
+        e.search(notes, "cat", mode="lex")
+        for i in range(20):  # each edit lands just before a call
+            (notes / f"new{i}.md").write_text(f"# New {i}\n\nzebra{i} here\n", encoding="utf-8")
+            hits = e.search(notes, f"zebra{i}", mode="lex")
+            assert hits and hits[0].relpath == f"new{i}.md"
+
+
+def test_closing_stops_the_background_refresh(tmp_path: Path, slow: SlowEmbedder) -> None:
+    notes = many_notes(tmp_path / "notes", 100)
+    batches = Tuning(batch_chunks=16)  # many batches: the stop comes between two
+    e = Engine(tuning=batches, models=ModelSource(slow), refresh_budget_s=0.2)
+    e.search(notes, "cat", mode="hybrid")
+    closing = threading.Thread(target=e.close)
+    closing.start()
+    slow.gate.set()  # the batch under way ends; no other starts
+    closing.join(20)
+    assert not closing.is_alive()
+    with Engine(tuning=batches, models=ModelSource(enabled=False)) as again:
+        [st] = again.status(notes)
+        assert st.files == 101 and 0 < st.chunks_without_vectors < 101
+
+
+def test_memo_mcp_answers_a_first_search_within_its_budget(
+    tmp_path: Path, tiny_model_dir: Path
+) -> None:
+    notes = many_notes(tmp_path / "notes", 3000)
+    env = server_env(tmp_path, tiny_model_dir) | {"MEMO_REFRESH_BUDGET": "0.3"}
+    server = WireServer(env)
+    try:
+        server.initialize()
+        t0 = time.monotonic()
+        first = server.text("memo_search", {"path": str(notes), "query": "cat 7"})
+        assert time.monotonic() - t0 < 5
+        assert first.startswith(f"({notes}: индексация: ") or first.startswith(
+            f"({notes}: векторы: "
+        ), first
+        t0 = time.monotonic()
+        status = server.text("memo_status", {"path": str(notes)})
+        second = server.text("memo_search", {"path": str(notes), "query": "cat 8"})
+        assert time.monotonic() - t0 < 3, (status, second)
+        deadline = time.monotonic() + 120
+        while (later := server.text("memo_search", {"path": str(notes), "query": "cat 9"}))[
+            0
+        ] == "(":
+            assert time.monotonic() < deadline, later
+            time.sleep(0.2)
+        assert later.startswith(f"{notes / 'd9' / 'n9.md'}:1  Note 9\n")
+        server.check_stdout()
+    finally:
+        assert server.close() == 0
+
+
+def test_several_collections_wait_one_budget_and_say_so_in_one_line(
+    tmp_path: Path, slow: SlowEmbedder
+) -> None:
+    home = tmp_path / "home"
+    for name in ("a", "b", "c"):
+        many_notes(home / name, 40)
+    with Engine(models=ModelSource(slow), refresh_budget_s=0.5) as e:
+        t0 = time.monotonic()
+        hits = e.search(home, "cat 7", mode="hybrid")
+        assert time.monotonic() - t0 < 2  # one budget for the search, not one per collection
+        [n] = hits.notices
+        assert (n.kind, n.collection, n.done, n.total) == (NoticeKind.EMBEDDING, str(home), 0, 123)
+        slow.gate.set()
