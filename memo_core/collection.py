@@ -14,7 +14,6 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import apsw
@@ -23,7 +22,9 @@ import numpy as np
 from . import indexfile
 from .embedder import Embedder
 from .errors import IndexBusyError, IndexLocationError, IndexStoreError
+from .feed import Freshness
 from .filelock import FileLock
+from .fusion import Candidates
 from .indexer import Indexer, ProgressFn, RefreshStats
 from .indexfile import LOCK_FILE
 from .jobs import RefreshJob
@@ -35,25 +36,12 @@ from .tuning import Tuning
 from .values import MAX_HIT_CHARS, ModeName, Notice, NoticeKind
 from .vectors import VectorCache
 
-Scored = list[tuple[int, float]]  # (chunk id, score), best first
-
-
-@dataclass
-class Candidates:
-    """What one collection found for a query, before any ranking: raw scores per side,
-    from one snapshot (`store`, valid while `Collection.snapshot` is open)."""
-
-    collection: Collection
-    store: Store
-    lex: Scored = field(default_factory=list)
-    vec: Scored = field(default_factory=list)
-    notices: list[Notice] = field(default_factory=list)
-
 
 class Collection:
-    def __init__(self, root: Path, tuning: Tuning) -> None:
+    def __init__(self, root: Path, tuning: Tuning, *, notify: bool = False) -> None:
         self.root = root
         self.tuning = tuning
+        self._freshness = Freshness(root, notify)  # the OS's change reports, or walks
         self.location_note: str | None = None
         self.refreshed_at: float | None = None  # last refresh by this process
         self._db_path: Path | None = None
@@ -79,6 +67,7 @@ class Collection:
                 if store is not None:
                     store.close()
             self._reader = self._writer = None
+            self._freshness.close()
         self._stop.clear()
 
     # -- where the index lives ------------------------------------------------------------
@@ -251,7 +240,9 @@ class Collection:
                 changed = writer.identity_change(self.tuning.identity(), model)
                 if changed is None:
                     indexer = Indexer(self.root, writer, embedder, self.tuning)
-                    stats = indexer.refresh(progress, self._stop)
+                    stats = indexer.refresh(progress, self._stop, self._freshness.changes())
+                    if stats.followed_links:  # the OS reports changes under one name only
+                        self._freshness.give_up()
                 else:
                     stats = self._rebuild(writer, embedder, progress)
                     if not stats.stopped:

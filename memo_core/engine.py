@@ -16,11 +16,12 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from . import fusion, textnorm
-from .collection import Candidates, Collection
+from .collection import Collection
 from .confine import check_inside
 from .discovery import discover, resolve_path
 from .embedder import Embedder
 from .errors import InvalidArgumentError, ModelUnavailableError
+from .fusion import Candidates
 from .indexer import ProgressFn, RefreshStats
 from .models import ModelSource
 from .results import CollectionStatus, Hit, SearchResults
@@ -51,7 +52,8 @@ class Engine:
     Safe to share between threads. `tuning`: how indexes are built and searches ranked;
     `models`: where the embedding model comes from (default: the configured one); `roots`:
     the only folders it works in (default: anywhere); `refresh_budget_s`: how long a search
-    waits for its refresh (None: until it is done).
+    waits for its refresh (None: until it is done); `notify`: learn about changes from the OS
+    (for a long-lived process: a refresh then looks only at what changed).
     """
 
     def __init__(
@@ -61,10 +63,12 @@ class Engine:
         models: ModelSource | None = None,
         roots: Sequence[Path] | None = None,
         refresh_budget_s: float | None = DEFAULT_REFRESH_BUDGET_S,
+        notify: bool = False,
     ) -> None:
         self.tuning = tuning or Tuning()
         self.models = models or ModelSource()
         self.refresh_budget_s = refresh_budget_s
+        self.notify = notify
         # Where this engine may work at all (memo-mcp: the allowed roots). A front end checks
         # a path first; the engine checks again what it resolved, whatever it was given.
         self.roots = list(roots) if roots is not None else None
@@ -96,7 +100,7 @@ class Engine:
         with self._lock:
             for root in roots:
                 if root not in self._collections:
-                    self._collections[root] = Collection(root, self.tuning)
+                    self._collections[root] = Collection(root, self.tuning, notify=self.notify)
             found = [self._collections[r] for r in roots]
             missing = [r for r in self._collections if r not in roots and is_within(r, base)]
         # Folders deleted since: forget them (they are not searched anyway).

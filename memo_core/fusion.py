@@ -14,12 +14,30 @@ its share.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import TypeVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypeVar
 
-from .values import ModeName
+from .values import ModeName, Notice
+
+if TYPE_CHECKING:  # only named in annotations: a collection makes its candidates
+    from .collection import Collection
+    from .store import Store
 
 K = TypeVar("K", bound=Hashable)
 Ranked = list[tuple[K, float, tuple[str, ...]]]
+Scored = list[tuple[int, float]]  # (chunk id, score), best first
+
+
+@dataclass
+class Candidates:
+    """What one collection found for a query, before any ranking: raw scores per side,
+    from one snapshot (`store`, valid while `Collection.snapshot` is open)."""
+
+    collection: Collection
+    store: Store
+    lex: Scored = field(default_factory=list)
+    vec: Scored = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
 
 
 def minmax(scores: Sequence[tuple[K, float]]) -> dict[K, float]:

@@ -24,7 +24,7 @@ from .rows import FileState
 from .store import Store
 from .tuning import Tuning
 from .values import FileNote, Notice, NoticeKind
-from .walker import FileStat, scan
+from .walker import Changes, FileStat, rescan, scan
 
 
 @dataclass
@@ -58,6 +58,7 @@ class RefreshStats:
     notes: list[tuple[str, FileNote, str]] = field(default_factory=list)  # path, note, detail
     notices: list[Notice] = field(default_factory=list)
     stopped: bool = False  # asked to stop before it was done (the next refresh goes on)
+    followed_links: bool = False  # the walk followed a symlink (changes can hide behind it)
 
     @property
     def changed_anything(self) -> bool:
@@ -127,23 +128,31 @@ class Indexer:
         return embed_input(heading, text, self.tuning.embed_max_chars)
 
     def refresh(
-        self, progress: ProgressFn | None = None, stop: threading.Event | None = None
+        self,
+        progress: ProgressFn | None = None,
+        stop: threading.Event | None = None,
+        changes: Changes | None = None,
     ) -> RefreshStats:
         """Words first (every new or changed file committed in batches, so searches see more
         with each), then the vectors of chunks that have none. `stop` set: end after the
-        batch under way (the rest is done by the next refresh)."""
+        batch under way (the rest is done by the next refresh). `changes`: look only at
+        these folders (what the OS reported changed); None: walk the whole collection."""
         t0 = time.monotonic()
         stats = RefreshStats()
         if self.embedder is not None:
             self.store.use_model(self.embedder.model_id, self.embedder.dim)
-        found = scan(self.root)
+        found = scan(self.root) if changes is None else rescan(self.root, changes)
+        stats.followed_links = found.followed_links
         scanned = found.files
         known = self.store.file_stats()
+        if changes is not None:
+            known = {rel: st for rel, st in known.items() if changes.covers(rel)}
         for folder in found.unreadable:
             stats.notices.append(
                 Notice(NoticeKind.UNREADABLE_FOLDER, str(self.root), folder or ".")
             )
-        self.store.set_walk_facts(found.unreadable, found.ignored)
+        if changes is None:  # what a whole walk found
+            self.store.set_walk_facts(found.unreadable, found.ignored)
         if scanned != known:  # the common case, nothing changed, ends at this comparison
             todo = [rel for rel, st in scanned.items() if known.get(rel) != st]
             # A file in a folder that could not be read is not known to be gone.

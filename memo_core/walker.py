@@ -88,25 +88,45 @@ def relevant_change(root: str | os.PathLike[str], path: str, *, deleted: bool) -
 class Scan:
     """Every note under a root by '/'-separated relative path, with its stat; the folders
     that could not be read ('/'-terminated, '' for the root), whose notes are unknown this
-    time rather than gone; how many entries ignore rules left out; and whether a symlink to
-    a folder was followed (a folder then has two names)."""
+    time rather than gone; how many entries ignore rules left out; and whether a symlink was
+    followed (a note or folder then has two names, and a change shows under one of them)."""
 
     files: dict[str, FileStat] = field(default_factory=dict)
     unreadable: list[str] = field(default_factory=list)
     ignored: int = 0
-    linked_folders: bool = False
+    followed_links: bool = False
 
     def unknown(self, rel: str) -> bool:
         """Whether `rel` lies in a folder that could not be read."""
         return any(rel.startswith(d) for d in self.unreadable)
 
 
+@dataclass
+class Changes:
+    """Folders to look at again: `dirs` by their own entries, `trees` with all below them
+    ('/'-terminated relative paths; '' is the root)."""
+
+    dirs: set[str] = field(default_factory=set)
+    trees: set[str] = field(default_factory=set)
+
+    def __bool__(self) -> bool:
+        return bool(self.dirs or self.trees)
+
+    def covers(self, rel: str) -> bool:
+        """Whether looking at these folders again tells whether the note `rel` exists."""
+        if any(rel.startswith(t) for t in self.trees):
+            return True
+        folder = rel[: rel.rfind("/") + 1]
+        return folder in self.dirs
+
+
 # One folder still to walk: its path, its path relative to the root, the rules in force.
 _Todo = tuple[str, str, Rules]
 
 
-def scan(root: Path, below: str = "") -> Scan:
-    """Walk the notes of a collection (or of its sub-folder `below`, '/'-terminated).
+def scan(root: Path, below: str = "", *, deep: bool = True) -> Scan:
+    """Walk the notes of a collection (or of its sub-folder `below`, '/'-terminated; only
+    its own entries when not `deep`).
 
     Hidden and tool folders are skipped, and whatever `.gitignore` / `.memoignore` files
     exclude. Symlinks are followed only while they stay inside the root, and each real
@@ -138,7 +158,9 @@ def scan(root: Path, below: str = "") -> Scan:
                 continue
             try:
                 if e.is_dir(follow_symlinks=False):
-                    if name in TOOL_DIRS or (rules and _left_out(out, rules, rel + name, True)):
+                    if not deep or name in TOOL_DIRS:
+                        continue
+                    if rules and _left_out(out, rules, rel + name, True):
                         continue
                     stack.append((e.path, f"{rel}{name}/", rules))
                 elif e.is_symlink():
@@ -150,6 +172,25 @@ def scan(root: Path, below: str = "") -> Scan:
                     found[rel + name] = (st.st_mtime_ns, st.st_size)
             except OSError:
                 continue
+        if not deep:
+            break  # its own entries only, links to folders included
+    return out
+
+
+def rescan(root: Path, changes: Changes) -> Scan:
+    """What a full walk would find in the folders `changes` names (and nothing else)."""
+    out = Scan()
+    trees = sorted(changes.trees)
+    trees = [t for t in trees if not any(t != u and t.startswith(u) for u in trees)]
+    parts = [scan(root, t) for t in trees]
+    parts += [
+        scan(root, d, deep=False) for d in changes.dirs if not any(d.startswith(t) for t in trees)
+    ]
+    for part in parts:
+        out.files.update(part.files)
+        out.unreadable += part.unreadable
+        out.ignored += part.ignored
+        out.followed_links |= part.followed_links
     return out
 
 
@@ -176,12 +217,13 @@ def _follow_link(
         if real not in seen_dirs and e.name not in TOOL_DIRS:
             if not _left_out(out, rules, rel + e.name, True):
                 seen_dirs.add(real)
-                out.linked_folders = True
+                out.followed_links = True
                 stack.append((e.path, f"{rel}{e.name}/", rules))
     elif is_note_name(e.name) and os.path.isfile(real):
         if not _left_out(out, rules, rel + e.name, False):
             st = os.stat(real)
             out.files[rel + e.name] = (st.st_mtime_ns, st.st_size)
+            out.followed_links = True
 
 
 def find_indexes(roots: Iterable[Path], depth: int, max_dirs: int) -> list[Path]:

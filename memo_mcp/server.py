@@ -256,7 +256,7 @@ def build_server(roots: list[Path] | None = None, engine: Engine | None = None) 
     """The server; its tools touch only `roots` (default: MEMO_ROOTS, else the home folder)
     and work through `engine` (default: a new one, with the configured model)."""
     roots = allowed_roots() if roots is None else list(roots)
-    engine = engine or Engine(roots=roots, refresh_budget_s=refresh_budget())
+    engine = engine or Engine(roots=roots, refresh_budget_s=refresh_budget(), notify=True)
     server = MemoServer(
         name="memo",
         version=__version__,
@@ -358,7 +358,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         roots = allowed_roots(args.root)
     except MemoError as e:
         parser.exit(1, f"memo-mcp: {for_terminal(str(e))}\n")
-    engine = Engine(roots=roots, refresh_budget_s=refresh_budget())
+    engine = Engine(roots=roots, refresh_budget_s=refresh_budget(), notify=True)
     try:
         server = build_server(roots, engine)
         if http is not None:

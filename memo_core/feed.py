@@ -1,0 +1,254 @@
+"""What changed under a collection, learnt from the OS (Linux inotify), so a refresh in a
+long-lived process looks at what changed instead of walking the whole tree.
+
+Exactness: the kernel queues an inotify event inside the system call that makes the change,
+so once that call has returned its event is in the queue. Draining the queue at the start of
+a refresh therefore sees every change that completed before it (no barrier needed). A new
+folder gets its watch before it is listed, and is walked whole, so notes written into it
+before the watch existed are found too. Whenever the feed cannot be exact — the queue
+overflowed, a watched folder moved, a watch could not be added, the file system is not a
+local one (a network share changes without local events), no inotify — `changes()` says
+so (None) and the caller walks everything.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import struct
+import sys
+import threading
+from functools import lru_cache
+from pathlib import Path
+
+from .ignore import IGNORE_FILES, Rules, ignored, rules_above, with_folder
+from .walker import TOOL_DIRS, Changes, is_note_name, skipped_name
+
+IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE = 0x2, 0x4, 0x8
+IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x40, 0x80, 0x100, 0x200
+IN_DELETE_SELF, IN_MOVE_SELF, IN_Q_OVERFLOW, IN_IGNORED = 0x400, 0x800, 0x4000, 0x8000
+IN_ONLYDIR, IN_DONT_FOLLOW, IN_EXCL_UNLINK, IN_ISDIR = 0x1000000, 0x2000000, 0x4000000, 0x40000000
+MASK = (
+    IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
+) | (IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW | IN_EXCL_UNLINK)
+_EVENT = struct.Struct("iIII")  # wd, mask, cookie, len; then len bytes of name
+# File systems whose changes all pass through this kernel (network shares do not).
+LOCAL_FS = frozenset(
+    "ext2 ext3 ext4 xfs btrfs tmpfs ramfs f2fs zfs jfs reiserfs bcachefs overlay nilfs2".split()
+)
+
+
+class _Unavailable(Exception):
+    """The feed cannot be exact (no inotify, a watch that could not be added)."""
+
+
+class ChangeFeed:
+    """inotify watches on every folder of a collection the walker would enter."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = str(root)
+        self._fd = -1
+        self._dirs: dict[int, str] = {}  # watch descriptor -> folder ('/'-terminated, '' root)
+        self._lock = threading.Lock()
+        self._exact = False
+
+    def start(self) -> bool:
+        """Watch the whole tree; whether the feed works here (else: walk every time)."""
+        if not _supported(self.root):
+            return False
+        try:
+            self._fd = _inotify_init()
+            self._watch_tree("")
+        except _Unavailable:
+            self.close()
+            return False
+        self._exact = True
+        return True
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fd >= 0:
+                os.close(self._fd)
+            self._fd, self._exact = -1, False
+
+    def changes(self) -> Changes | None:
+        """The folders where something changed since the last call; None: unknown (walk)."""
+        with self._lock:
+            if not self._exact:
+                return None
+            found, exact = Changes(), True
+            try:
+                while data := _read(self._fd):
+                    exact = self._take(data, found) and exact
+            except _Unavailable:
+                self._exact = False
+                return None
+            if not exact:  # resync the watches, then one full walk
+                try:
+                    self._dirs.clear()
+                    self._watch_tree("")
+                except _Unavailable:
+                    self._exact = False
+                return None
+            return found
+
+    # -- events ---------------------------------------------------------------------------
+
+    def _take(self, data: bytes, found: Changes) -> bool:
+        """Note what the events in `data` touched; False when the feed lost track."""
+        exact, offset = True, 0
+        while offset < len(data):
+            wd, mask, _cookie, size = _EVENT.unpack_from(data, offset)
+            raw = data[offset + _EVENT.size : offset + _EVENT.size + size].rstrip(b"\0")
+            offset += _EVENT.size + size
+            name = os.fsdecode(raw)
+            if mask & IN_Q_OVERFLOW:
+                exact = False
+                continue
+            folder = self._dirs.get(wd)
+            if mask & IN_IGNORED:
+                self._dirs.pop(wd, None)
+                continue
+            if folder is None:
+                continue
+            if mask & (IN_DELETE_SELF | IN_MOVE_SELF):
+                found.trees.add(folder)
+                exact = exact and folder != ""  # the root itself went away
+                continue
+            if not name or skipped_name(name) and name not in IGNORE_FILES:
+                continue
+            if mask & IN_ISDIR:
+                sub = f"{folder}{name}/"
+                if mask & IN_MOVED_FROM:
+                    exact = False  # watches below it now name other paths
+                elif mask & (IN_CREATE | IN_MOVED_TO):
+                    self._watch_tree(sub)
+                found.trees.add(sub)
+            elif name in IGNORE_FILES:
+                found.trees.add(folder)  # its rules changed: all below may come or go
+            elif is_note_name(name):
+                found.dirs.add(folder)
+        return exact
+
+    def _watch_tree(self, top: str) -> None:
+        """Watch `top` and every folder below it the walker would enter; each gets its watch
+        before it is listed, so nothing created meanwhile goes unseen."""
+        stack: list[tuple[str, Rules]] = [(top, rules_above(self.root, top) if top else ())]
+        while stack:
+            rel, rules = stack.pop()
+            path = os.path.join(self.root, rel)
+            wd = _add_watch(self._fd, path)
+            if wd < 0:
+                continue  # gone already
+            self._dirs[wd] = rel
+            try:
+                with os.scandir(path) as it:
+                    entries = list(it)
+            except OSError:
+                continue
+            rules = with_folder(rules, path, rel, [e.name for e in entries if e.name[0] == "."])
+            for e in entries:
+                if skipped_name(e.name) or e.name in TOOL_DIRS:
+                    continue
+                try:
+                    if not e.is_dir(follow_symlinks=False):
+                        continue
+                except OSError:
+                    continue
+                sub = f"{rel}{e.name}/"
+                if not (rules and ignored(rules, sub[:-1], True)):
+                    stack.append((sub, rules))
+
+
+class Freshness:
+    """How a collection learns what changed: from a ChangeFeed while `notify` holds and the
+    feed works, else by walking. The feed starts before the first walk, so nothing that
+    happens during that walk is lost."""
+
+    def __init__(self, root: Path, notify: bool) -> None:
+        self.root = root
+        self.notify = notify
+        self._feed: ChangeFeed | None = None
+
+    def changes(self) -> Changes | None:
+        """What changed since the last call; None: walk everything."""
+        if not self.notify:
+            return None
+        if self._feed is None:
+            feed = ChangeFeed(self.root)
+            if not feed.start():
+                self.notify = False  # not here: walk every time
+                return None
+            self._feed = feed
+            return None
+        return self._feed.changes()
+
+    def give_up(self) -> None:
+        """Walk from now on (e.g. symlinks were followed: a change shows under one name)."""
+        self.notify = False
+        self.close()
+
+    def close(self) -> None:
+        if self._feed is not None:
+            self._feed.close()
+            self._feed = None
+
+
+# -- the system calls -----------------------------------------------------------------------
+
+
+def _supported(root: str) -> bool:
+    return sys.platform.startswith("linux") and _fs_type(root) in LOCAL_FS
+
+
+def _fs_type(path: str) -> str:
+    """The type of the file system holding `path` (the longest mount point above it)."""
+    best, kind = "", ""
+    try:
+        with open("/proc/self/mounts", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) < 3:
+                    continue
+                point = parts[1].replace("\\040", " ")
+                inside = path == point or path.startswith(point.rstrip("/") + "/")
+                if inside and len(point) >= len(best):
+                    best, kind = point, parts[2]
+    except OSError:
+        return ""
+    return kind
+
+
+@lru_cache(maxsize=1)
+def _lib() -> ctypes.CDLL:
+    """The C library (loaded once per process)."""
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _inotify_init() -> int:
+    try:
+        fd = _lib().inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+    except (OSError, AttributeError) as e:
+        raise _Unavailable(str(e)) from e
+    if fd < 0:
+        raise _Unavailable(os.strerror(ctypes.get_errno()))
+    return int(fd)
+
+
+def _add_watch(fd: int, path: str) -> int:
+    wd = _lib().inotify_add_watch(fd, os.fsencode(path), MASK)
+    if wd < 0:
+        err = ctypes.get_errno()
+        if err in (2, 20):  # ENOENT, ENOTDIR: it went away meanwhile
+            return -1
+        raise _Unavailable(os.strerror(err))  # ENOSPC: the user's watch limit, and others
+    return int(wd)
+
+
+def _read(fd: int) -> bytes:
+    try:
+        return os.read(fd, 1 << 16)
+    except BlockingIOError:
+        return b""
+    except OSError as e:
+        raise _Unavailable(str(e)) from e
