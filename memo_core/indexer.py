@@ -59,6 +59,7 @@ class RefreshStats:
     notices: list[Notice] = field(default_factory=list)
     stopped: bool = False  # asked to stop before it was done (the next refresh goes on)
     followed_links: bool = False  # the walk followed a symlink (changes can hide behind it)
+    walked: bool = False  # the whole collection was walked (not only what the OS reported)
 
     @property
     def changed_anything(self) -> bool:
@@ -73,6 +74,7 @@ class RefreshStats:
         self.notes += other.notes
         self.notices += other.notices
         self.stopped |= other.stopped
+        self.walked |= other.walked
 
 
 @dataclass
@@ -142,7 +144,7 @@ class Indexer:
         if self.embedder is not None:
             self.store.use_model(self.embedder.model_id, self.embedder.dim)
         found = scan(self.root) if changes is None else rescan(self.root, changes)
-        stats.followed_links = found.followed_links
+        stats.followed_links, stats.walked = found.followed_links, changes is None
         scanned = found.files
         known = self.store.file_stats()
         if changes is not None:

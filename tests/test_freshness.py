@@ -1,0 +1,126 @@
+"""Freshness in a long-lived process: the OS reports what changed (Linux inotify), a refresh
+looks only there, and every change made before a call is in its answer."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import write_notes
+
+from memo_core import Engine, ModelSource
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="change reports come from Linux inotify"
+)
+
+
+@pytest.fixture
+def engine():
+    with Engine(models=ModelSource(enabled=False), notify=True, refresh_budget_s=None) as e:
+        yield e
+
+
+@pytest.fixture
+def notes(tmp_path: Path, engine: Engine) -> Path:
+    root = write_notes(
+        tmp_path / "notes",
+        {"a.md": "# A\n\ncat\n", "sub/b.md": "# B\n\ndog\n", "sub/deep/c.md": "# C\n\nbird\n"},
+    )
+    assert engine.refresh(root).walked  # the first refresh walks (and starts the feed)
+    assert not engine.refresh(root).walked  # from then on, the OS tells
+    return root
+
+
+def found(engine: Engine, notes: Path, word: str) -> list[str]:
+    return sorted(h.relpath for h in engine.search(notes, word, mode="lex", k=50))
+
+
+def test_edit_create_delete(engine: Engine, notes: Path) -> None:
+    (notes / "sub" / "b.md").write_text("# B\n\nzebra\n", encoding="utf-8")
+    assert found(engine, notes, "zebra") == ["sub/b.md"]
+    (notes / "sub" / "deep" / "new.md").write_text("# N\n\nyak\n", encoding="utf-8")
+    assert found(engine, notes, "yak") == ["sub/deep/new.md"]
+    (notes / "a.md").unlink()
+    assert found(engine, notes, "cat") == []
+    stats = engine.refresh(notes)
+    assert not stats.walked and not stats.changed_anything
+
+
+def test_rename_and_move_a_note(engine: Engine, notes: Path) -> None:
+    (notes / "a.md").rename(notes / "renamed.md")
+    assert found(engine, notes, "cat") == ["renamed.md"]
+    (notes / "renamed.md").rename(notes / "sub" / "deep" / "moved.md")
+    assert found(engine, notes, "cat") == ["sub/deep/moved.md"]
+
+
+def test_new_folders_and_their_notes(engine: Engine, notes: Path) -> None:
+    write_notes(notes, {"x/y/z/new.md": "# New\n\nowl\n", "x/other.md": "# O\n\nowl\n"})
+    assert found(engine, notes, "owl") == ["x/other.md", "x/y/z/new.md"]
+    (notes / "x" / "y" / "z" / "later.md").write_text("# L\n\nowl\n", encoding="utf-8")
+    assert found(engine, notes, "owl") == ["x/other.md", "x/y/z/later.md", "x/y/z/new.md"]
+    assert not engine.refresh(notes).walked  # the new folders are watched too
+
+
+def test_folders_moved_and_deleted(engine: Engine, notes: Path) -> None:
+    (notes / "sub").rename(notes / "moved")
+    assert found(engine, notes, "bird") == ["moved/deep/c.md"]
+    (notes / "moved" / "deep" / "c.md").write_text("# C\n\nbird again\n", encoding="utf-8")
+    assert found(engine, notes, "again") == ["moved/deep/c.md"]
+    shutil.rmtree(notes / "moved")
+    assert found(engine, notes, "bird") == [] and found(engine, notes, "dog") == []
+    outside = notes.parent / "outside"
+    write_notes(outside, {"o.md": "# O\n\nemu\n"})
+    outside.rename(notes / "came-in")
+    assert found(engine, notes, "emu") == ["came-in/o.md"]
+
+
+def test_a_burst_of_a_thousand_files(engine: Engine, notes: Path) -> None:
+    for i in range(1000):
+        (notes / "sub" / f"burst{i}.md").write_text(f"# Burst {i}\n\nburst w{i}\n", "utf-8")
+    assert len(found(engine, notes, "burst")) == 50  # k
+    assert found(engine, notes, "w999") == ["sub/burst999.md"]
+    [st] = engine.status(notes)
+    assert st.files == 1003
+    assert not engine.refresh(notes).walked
+
+
+def test_an_overflow_falls_back_to_a_walk(engine: Engine, notes: Path) -> None:
+    limit = int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
+    if limit > 60_000:
+        pytest.skip(f"the inotify queue holds {limit} events: too many to overflow here")
+    for i in range(limit // 2 + 100):  # each new file: create, modify, close-write events
+        (notes / f"o{i}.md").write_text(f"# O\n\noverflow {i}\n", encoding="utf-8")
+    stats = engine.refresh(notes)
+    assert stats.walked and stats.added == limit // 2 + 100
+    assert not engine.refresh(notes).walked  # and then the feed is exact again
+    (notes / "o0.md").unlink()
+    assert engine.refresh(notes).deleted == 1
+
+
+def test_every_change_just_before_a_call_is_in_its_answer(engine: Engine, notes: Path) -> None:
+    for i in range(100):
+        rel = f"sub/t{i % 7}.md"
+        (notes / rel).write_text(f"# T\n\nword{i}\n", encoding="utf-8")
+        assert found(engine, notes, f"word{i}") == [rel], i
+        if i % 10 == 9:
+            os.unlink(notes / rel)
+            assert found(engine, notes, f"word{i}") == [], i
+
+
+def test_changed_ignore_rules_apply(engine: Engine, notes: Path) -> None:
+    (notes / ".gitignore").write_text("sub/deep/\n", encoding="utf-8")
+    assert found(engine, notes, "bird") == []
+    (notes / ".gitignore").unlink()
+    assert found(engine, notes, "bird") == ["sub/deep/c.md"]
+
+
+def test_symlinks_make_it_walk(engine: Engine, notes: Path) -> None:
+    os.symlink(notes / "sub" / "b.md", notes / "link.md")
+    engine.refresh(notes)  # the walk that follows the link
+    (notes / "sub" / "b.md").write_text("# B\n\nviolin\n", encoding="utf-8")
+    assert found(engine, notes, "violin") == ["link.md", "sub/b.md"]
+    assert engine.refresh(notes).walked
