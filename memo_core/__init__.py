@@ -5,13 +5,18 @@
         hits = engine.search("~/notes", "как настроить бэкап", k=8, mode="hybrid")
 
 This module is the front door: front ends (the CLI, `memo_mcp`, scripts) use what it
-exports and nothing deeper.
+exports and nothing deeper. What needs numpy, SQLite or the model (the Engine and what it
+is made of) is imported on first use, so a front end that starts before its first call
+(memo-mcp answering `initialize`) does not pay for it.
 """
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
 from .confine import allowed_roots, confine
-from .embedder import Embedder, load_model_dir
-from .engine import DEFAULT_REFRESH_BUDGET_S, Engine, refresh_budget
 from .errors import (
     IndexBusyError,
     IndexLocationError,
@@ -33,28 +38,57 @@ from .formatting import (
     notice_text,
     shown,
 )
-from .indexer import Progress, ProgressFn, RefreshStats
-from .models import ModelSource
 from .regular import read_regular
 from .results import CollectionStatus, Hit, SearchResults
-from .searcher import Searcher
-from .tuning import Tuning
 from .values import (
     DEFAULT_K,
     DEFAULT_MODE,
+    DEFAULT_REFRESH_BUDGET_S,
     MAX_K,
     MODES,
     FileNote,
     ModeName,
     Notice,
     NoticeKind,
+    refresh_budget,
 )
 from .walker import find_indexes, index_path, is_note_path, is_within, scan
 
+if TYPE_CHECKING:
+    from .embedder import Embedder, load_model_dir
+    from .engine import Engine
+    from .indexer import Progress, ProgressFn, RefreshStats
+    from .models import ModelSource
+    from .searcher import Searcher
+    from .tuning import Tuning
+
+# Exported names that live in heavy modules, by module: imported when first asked for.
+_LAZY = {
+    "Embedder": "embedder",
+    "load_model_dir": "embedder",
+    "Engine": "engine",
+    "Progress": "indexer",
+    "ProgressFn": "indexer",
+    "RefreshStats": "indexer",
+    "ModelSource": "models",
+    "Searcher": "searcher",
+    "Tuning": "tuning",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value  # asked once: from now on an ordinary attribute
+    return value
+
+
 __all__ = [
     "DEFAULT_K",
-    "DEFAULT_REFRESH_BUDGET_S",
     "DEFAULT_MODE",
+    "DEFAULT_REFRESH_BUDGET_S",
     "MAX_K",
     "MODES",
     "CollectionStatus",

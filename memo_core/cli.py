@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from ._version import __version__
-from .engine import Engine, refresh_budget
+from .engine import Engine
 from .errors import MemoError
 from .formatting import (
     file_note_text,
@@ -24,7 +24,7 @@ from .formatting import (
 )
 from .model_install import install_default_model, is_installed, resolve_model_dir
 from .progress import ProgressBar
-from .values import DEFAULT_K, DEFAULT_MODE, MAX_K, MODES
+from .values import DEFAULT_K, DEFAULT_MODE, MAX_K, MODES, refresh_budget
 from .watch import DEBOUNCE_MS, watch
 
 Command = Callable[[Engine, argparse.Namespace], None]

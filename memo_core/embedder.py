@@ -12,6 +12,7 @@ import hashlib
 import importlib.machinery
 import importlib.util
 import json
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -135,7 +136,10 @@ class OnnxEmbedder(Embedder):
                 self._fail(f"{what} {f.name!r} is missing")
         if kind != "text":
             self._tok = self._load_tokenizer(files[1], self._opt(conf, "pad_id", int, None))
-        self._session = self._load_session(files[0])
+        self._onnx_path = files[0]
+        self._session = self._load_session(files[0], spinning=True)
+        self._query_session: Any = None  # made on the first query (see `_session_for`)
+        self._query_lock = threading.Lock()
 
         graph_inputs = {i.name: i.type for i in self._session.get_inputs()}
         usable = {n for role, n in self.inputs.items() if kind != "text" or role == "text"}
@@ -210,10 +214,16 @@ class OnnxEmbedder(Embedder):
         tok.enable_truncation(self.max_length)
         return tok
 
-    def _load_session(self, onnx_path: Path) -> Any:
+    def _load_session(self, onnx_path: Path, *, spinning: bool) -> Any:
         import onnxruntime as ort
 
         so = ort.SessionOptions()
+        if not spinning:
+            # onnxruntime's threads otherwise spin after each run, competing with the search
+            # that follows a query's embedding (BENCHMARKS.md: 3-7 ms a query); batches of
+            # notes keep spinning, which helps them.
+            so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            so.add_session_config_entry("session.inter_op.allow_spinning", "0")
         so.log_severity_level = 3  # errors only: the MCP server's stdout must stay clean
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         if self.kind == "text":  # the graph tokenizes by itself with the extensions' string ops
@@ -259,6 +269,15 @@ class OnnxEmbedder(Embedder):
             self._fail(f"the model returned shape {vecs.shape}, expected (N, {self.dim})")
         return vecs
 
+    def _session_for(self, query: bool) -> Any:
+        """Queries run on a session of their own that does not spin after a run."""
+        if not query:
+            return self._session
+        with self._query_lock:
+            if self._query_session is None:
+                self._query_session = self._load_session(self._onnx_path, spinning=False)
+            return self._query_session
+
     def _forward(self, texts: list[str], *, query: bool) -> np.ndarray:
         prefix = self.query_prefix if query else self.passage_prefix
         texts = [prefix + t for t in texts]
@@ -270,7 +289,7 @@ class OnnxEmbedder(Embedder):
                 feeds = {self.inputs["text"]: np.array(texts, dtype=object)}
             else:
                 feeds, mask = self._encode(texts)
-            out = self._session.run([self._output], feeds)[0]
+            out = self._session_for(query).run([self._output], feeds)[0]
         except Exception as e:  # onnxruntime's errors have no common public base class
             return self._fail(f"running the model failed ({e})")
         out = np.asarray(out, dtype=np.float32)

@@ -26,24 +26,20 @@ from .indexer import ProgressFn, RefreshStats
 from .models import ModelSource
 from .results import CollectionStatus, Hit, SearchResults
 from .tuning import Tuning
-from .values import DEFAULT_K, DEFAULT_MODE, MAX_K, MODES, ModeName, Notice, NoticeKind
+from .values import (
+    DEFAULT_K,
+    DEFAULT_MODE,
+    DEFAULT_REFRESH_BUDGET_S,
+    MAX_K,
+    MODES,
+    ModeName,
+    Notice,
+    NoticeKind,
+)
 from .walker import is_within
 
 MAX_QUERY_CHARS = 4000
-# How long a search waits for its refresh before answering from what is committed (the
-# indexing goes on meanwhile); `MEMO_REFRESH_BUDGET` (seconds) changes it.
-DEFAULT_REFRESH_BUDGET_S = 3.0
-BUDGET_ENV = "MEMO_REFRESH_BUDGET"
 UserPath = str | os.PathLike[str]
-
-
-def refresh_budget() -> float:
-    """The configured refresh budget: MEMO_REFRESH_BUDGET, else the default."""
-    try:
-        value = float(os.environ.get(BUDGET_ENV, DEFAULT_REFRESH_BUDGET_S))
-    except ValueError:
-        return DEFAULT_REFRESH_BUDGET_S
-    return value if value >= 0 else DEFAULT_REFRESH_BUDGET_S
 
 
 class Engine:

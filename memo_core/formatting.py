@@ -10,10 +10,13 @@ import os
 import re
 from collections.abc import Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from .indexer import RefreshStats
-from .results import CollectionStatus, SearchResults
 from .values import FileNote, Notice, NoticeKind
+
+if TYPE_CHECKING:  # annotations only: formatting stays light to import (memo-mcp's start)
+    from .indexer import RefreshStats
+    from .results import CollectionStatus, SearchResults
 
 NO_HITS = "ничего не найдено"
 # C0 and C1 control characters and DEL: a terminal obeys them (\x1b[2J clears the screen,

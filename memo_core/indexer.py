@@ -143,6 +143,11 @@ class Indexer:
         stats = RefreshStats()
         if self.embedder is not None:
             self.store.use_model(self.embedder.model_id, self.embedder.dim)
+        if changes is not None and not changes:  # the OS reported nothing: nothing to look at
+            if self.embedder is not None:
+                self._fill_vectors(stats, progress, t0, stop)
+            stats.seconds = time.monotonic() - t0
+            return stats
         found = scan(self.root) if changes is None else rescan(self.root, changes)
         stats.followed_links, stats.walked = found.followed_links, changes is None
         scanned = found.files

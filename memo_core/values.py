@@ -6,6 +6,7 @@ a user reads are derived from these (the wording lives in `formatting`).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from enum import Enum
 from typing import Literal, get_args
@@ -66,3 +67,18 @@ class Notice:
     detail: str = ""
     done: int = 0  # how far work under way got, of `total`
     total: int = 0
+
+
+# How long a search waits for its refresh before answering from what is committed (the
+# indexing goes on meanwhile); `MEMO_REFRESH_BUDGET` (seconds) changes it.
+DEFAULT_REFRESH_BUDGET_S = 3.0
+BUDGET_ENV = "MEMO_REFRESH_BUDGET"
+
+
+def refresh_budget() -> float:
+    """The configured refresh budget: MEMO_REFRESH_BUDGET, else the default."""
+    try:
+        value = float(os.environ.get(BUDGET_ENV, DEFAULT_REFRESH_BUDGET_S))
+    except ValueError:
+        return DEFAULT_REFRESH_BUDGET_S
+    return value if value >= 0 else DEFAULT_REFRESH_BUDGET_S

@@ -31,7 +31,6 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
 
 from memo_core import (
-    Engine,
     MemoError,
     confine,
     find_indexes,
@@ -42,6 +41,7 @@ from memo_core import (
     read_regular,
     shown,
 )
+from memo_mcp.lazy import LazyEngine
 
 COLLECTIONS_URI = "memo://collections"
 NOTE_TEMPLATE = "memo://note/{collection}/{+path}"
@@ -96,11 +96,11 @@ def _time(ts: float | None) -> str | None:
     return None if ts is None else iso_time(ts)
 
 
-def collection_entry(engine: Engine, root: Path) -> dict[str, Any]:
+def collection_entry(engines: LazyEngine, root: Path) -> dict[str, Any]:
     """One collection as `memo://collections` shows it (an `error` if its index is unusable)."""
     entry: dict[str, Any] = {"path": shown(str(root)), "note_uri": note_uri(root)}
     try:
-        statuses = engine.status(root)
+        statuses = engines.get().status(root)
     except MemoError as e:
         return entry | {"error": for_terminal(str(e))}
     for s in statuses:
@@ -123,20 +123,20 @@ def collection_entry(engine: Engine, root: Path) -> dict[str, Any]:
     return entry
 
 
-def collections_json(engine: Engine, roots: Roots, found: list[Path] | None = None) -> str:
+def collections_json(engines: LazyEngine, roots: Roots, found: list[Path] | None = None) -> str:
     listed = find_indexed_collections(roots) if found is None else found
     return json.dumps(
         {
             "roots": [str(r) for r in roots],
             "note_uri_template": NOTE_TEMPLATE,
-            "collections": [collection_entry(engine, c) for c in listed],
+            "collections": [collection_entry(engines, c) for c in listed],
         },
         ensure_ascii=False,
         indent=2,
     )
 
 
-def register_collections(server: MCPServer, roots: Roots, engine: Engine) -> None:
+def register_collections(server: MCPServer, roots: Roots, engines: LazyEngine) -> None:
     @server.resource(
         COLLECTIONS_URI,
         name="collections",
@@ -146,7 +146,7 @@ def register_collections(server: MCPServer, roots: Roots, engine: Engine) -> Non
         mime_type="application/json",
     )
     def collections() -> str:
-        return collections_json(engine, roots)
+        return collections_json(engines, roots)
 
 
 # -- memo://note/{collection}/{+path} -------------------------------------------------------
@@ -191,7 +191,7 @@ def read_note(collection: str, path: str, roots: Roots) -> str:
     )
 
 
-def register_note(server: MCPServer, roots: Roots, engine: Engine) -> None:
+def register_note(server: MCPServer, roots: Roots, engines: LazyEngine) -> None:
     # `collection` is an absolute path by design; `read_note` confines it (and the note).
     security = ResourceSecurity(exempt_params=frozenset({"collection"}))
 
@@ -208,12 +208,12 @@ def register_note(server: MCPServer, roots: Roots, engine: Engine) -> None:
         return read_note(collection, path, roots)
 
 
-RESOURCES: tuple[Callable[[MCPServer, Roots, Engine], None], ...] = (
+RESOURCES: tuple[Callable[[MCPServer, Roots, LazyEngine], None], ...] = (
     register_collections,
     register_note,
 )
 
 
-def register_resources(server: MCPServer, roots: Roots, engine: Engine) -> None:
+def register_resources(server: MCPServer, roots: Roots, engines: LazyEngine) -> None:
     for register in RESOURCES:
-        register(server, roots, engine)
+        register(server, roots, engines)

@@ -22,7 +22,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import anyio
 import anyio.from_thread
@@ -38,12 +38,10 @@ from memo_core import (
     DEFAULT_MODE,
     MAX_K,
     MODES,
-    Engine,
     MemoError,
     ModeName,
     NoCollectionError,
     PathNotFoundError,
-    Progress,
     __version__,
     allowed_roots,
     confine,
@@ -51,13 +49,16 @@ from memo_core import (
     format_hits,
     format_reindex,
     format_status,
-    refresh_budget,
 )
 from memo_mcp.completions import register_completions
 from memo_mcp.http_transport import add_http_options, http_config, serve_http
+from memo_mcp.lazy import LazyEngine
 from memo_mcp.prompts import register_prompts
 from memo_mcp.resources import CollectionCache, register_resources
 from memo_mcp.stdio_guard import serve_stdio
+
+if TYPE_CHECKING:
+    from memo_core import Engine, Progress
 
 log = logging.getLogger("memo_mcp")
 
@@ -89,12 +90,12 @@ T = TypeVar("T")
 class MemoServer(MCPServer):
     """MCPServer with the texts SPEC.md asks for on unknown tools and bad arguments.
 
-    `roots`: the only folders its tools may touch (see `memo_core.confine`); `engine`:
-    the one Engine all tools, resources and completions use.
+    `roots`: the only folders its tools may touch (see `memo_core.confine`); `engines`:
+    the one Engine all tools, resources and completions use, made on first use.
     """
 
     roots: list[Path]
-    engine: Engine
+    engines: LazyEngine
 
     async def run_stdio_async(self) -> None:
         # The SDK's stdio transport, with lines it would drop in silence answered (-32700/-32600).
@@ -249,14 +250,14 @@ async def _closing_engine(server: MCPServer) -> AsyncIterator[None]:
         yield None
     finally:
         if isinstance(server, MemoServer):
-            await anyio.to_thread.run_sync(server.engine.close)
+            await anyio.to_thread.run_sync(server.engines.close)
 
 
 def build_server(roots: list[Path] | None = None, engine: Engine | None = None) -> MemoServer:
     """The server; its tools touch only `roots` (default: MEMO_ROOTS, else the home folder)
-    and work through `engine` (default: a new one, with the configured model)."""
+    and work through `engine` (default: one made on first use, with the configured model)."""
     roots = allowed_roots() if roots is None else list(roots)
-    engine = engine or Engine(roots=roots, refresh_budget_s=refresh_budget(), notify=True)
+    engines = LazyEngine(roots, engine)
     server = MemoServer(
         name="memo",
         version=__version__,
@@ -264,7 +265,7 @@ def build_server(roots: list[Path] | None = None, engine: Engine | None = None) 
         lifespan=_closing_engine,
     )
     server.roots = roots
-    server.engine = engine
+    server.engines = engines
     workers = Workers()
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
@@ -295,7 +296,7 @@ def build_server(roots: list[Path] | None = None, engine: Engine | None = None) 
         return await workers.run(
             path,
             roots,
-            lambda p: format_hits(engine.search(p, query, k, mode, progress=progress)),
+            lambda p: format_hits(engines.get().search(p, query, k, mode, progress=progress)),
         )
 
     @server.tool(
@@ -306,7 +307,7 @@ def build_server(roots: list[Path] | None = None, engine: Engine | None = None) 
         structured_output=False,
     )
     async def memo_status(path: PathArg) -> str:
-        return await workers.run(path, roots, lambda p: format_status(engine.status(p)))
+        return await workers.run(path, roots, lambda p: format_status(engines.get().status(p)))
 
     @server.tool(
         name="memo_reindex",
@@ -324,10 +325,10 @@ def build_server(roots: list[Path] | None = None, engine: Engine | None = None) 
         progress = ProgressBridge(ctx, f"reindexing {path}")
 
         return await workers.run(
-            path, roots, lambda p: format_reindex(engine.reindex(p, progress=progress))
+            path, roots, lambda p: format_reindex(engines.get().reindex(p, progress=progress))
         )
 
-    register_resources(server, roots, engine)
+    register_resources(server, roots, engines)
     register_prompts(server, roots)
     register_completions(server, roots, CollectionCache(roots))
     return server
@@ -358,9 +359,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         roots = allowed_roots(args.root)
     except MemoError as e:
         parser.exit(1, f"memo-mcp: {for_terminal(str(e))}\n")
-    engine = Engine(roots=roots, refresh_budget_s=refresh_budget(), notify=True)
+    server = build_server(roots)
     try:
-        server = build_server(roots, engine)
         if http is not None:
             serve_http(server, http)
         else:
@@ -368,7 +368,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except KeyboardInterrupt:
         pass
     finally:
-        engine.close()
+        server.engines.close()
     sys.exit(0)
 
 

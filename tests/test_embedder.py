@@ -264,3 +264,12 @@ def test_batches_stop_at_max_chars(tmp_path) -> None:
     together = load_model_dir(make_tiny_model_dir(tmp_path / "m")).embed(texts)
     assert np.allclose(emb.embed(texts), together, atol=1e-6)  # same vectors, other batches
     assert seen == [80, 80, 80, 40, 160]
+
+
+def test_queries_run_on_their_own_session_with_the_same_vectors(tiny_model_dir: Path) -> None:
+    e = load_model_dir(tiny_model_dir)
+    assert e._query_session is None  # made on the first query only (indexing never needs it)
+    texts = ["restic backup", "кошка и собака"]
+    as_queries = e.embed(texts, query=True)
+    assert e._query_session is not None and e._query_session is not e._session
+    np.testing.assert_allclose(as_queries, e.embed(texts), rtol=1e-5, atol=1e-6)

@@ -7,6 +7,8 @@ answering while a slow first index runs.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -103,13 +105,23 @@ async def test_tool_metadata_is_short_and_annotated() -> None:
     assert reindex.idempotent_hint is True and reindex.destructive_hint is False
 
 
+def test_the_server_module_imports_nothing_heavy() -> None:
+    """memo-mcp answers `initialize` before numpy, SQLite or the model are imported."""
+    code = (
+        "import sys, memo_mcp.server; "
+        "print([m for m in ('numpy', 'onnxruntime', 'apsw', 'tokenizers', 'memo_core.engine') "
+        "if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
 async def test_initialize_loads_nothing_heavy(tiny_model: Path) -> None:
     server = memo_server.build_server()
     started = time.monotonic()
     async with Client(server, mode="legacy") as c:
         await c.list_tools()
-        assert server.engine.open_collections() == []  # no index opened
-        assert not server.engine.models.loaded  # no model loaded
+        assert not server.engines.made  # no engine made: no index opened, no model loaded
     assert time.monotonic() - started < 5
 
 

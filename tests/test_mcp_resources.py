@@ -22,6 +22,7 @@ from mcp_helpers import make_notes
 
 from memo_core import Engine
 from memo_mcp import resources
+from memo_mcp.lazy import LazyEngine
 from memo_mcp.resources import NOTE_TEMPLATE, find_indexed_collections, note_uri
 from memo_mcp.server import build_server
 
@@ -229,7 +230,7 @@ async def test_completions_offer_collections_and_notes(allowed: Path) -> None:
 @pytest.mark.parametrize("register", resources.RESOURCES)
 async def test_each_resource_registers_alone(register, allowed: Path) -> None:
     server = MCPServer(name="one")
-    register(server, [allowed], Engine())
+    register(server, [allowed], LazyEngine([allowed]))
     async with Client(server, mode="legacy") as c:
         listed = [str(r.uri) for r in (await c.list_resources()).resources]
         listed += [t.uri_template for t in (await c.list_resource_templates()).resource_templates]

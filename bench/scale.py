@@ -1,0 +1,241 @@
+"""memo at scale: generated vaults of 20k and 50k notes, and the first answer on a real set.
+
+    python bench/scale.py [--sizes 20000,50000] [--office ../shared/data/office-dev-en]
+
+For each size (a generated vault of small notes in 50 folders):
+ 1. first full index in a child process (words only unless --model: the model's speed is
+    bench/speed.py's subject): seconds and peak RSS;
+ 2. freshness when nothing changed, side by side in one loop: a bare stat walk, a refresh
+    that walks, a refresh told by the OS (inotify), and a warm `lex` search with either;
+ 3. edits, creates and deletes made just before a call: the share seen by that call;
+ 4. memo-mcp at rest: resident memory after answering one search of the vault.
+Then, with --office: a fresh copy of that set, memo-mcp from cold, the first `memo_search`
+(time, and its first line), `memo_status` and a second search, and the time until a
+search answers in full.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _common as C  # noqa: E402
+from _floor import INITIALIZE, walk_stat  # noqa: E402
+
+
+def make_vault(root: Path, n: int) -> Path:
+    if (root / "done").is_file() and (root / "done").read_text() == str(n):
+        return root
+    if root.exists():
+        shutil.rmtree(root)
+    for i in range(n):
+        folder = root / f"area{i % 50:02}" / f"topic{i % 7}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"note{i}.md").write_text(
+            f"# Note {i}\n\nA note about topic {i % 7} in area {i % 50}: word{i} and more.\n\n"
+            f"## Details\n\nDetails of note {i}, mentioning w{i % 997}.\n",
+            encoding="utf-8",
+        )
+    (root / "README.md").write_text("# Vault\n", encoding="utf-8")
+    (root / "done").write_text(str(n))
+    return root
+
+
+def child_index(root: Path, model: bool) -> dict:
+    code = (
+        "import json,resource,sys,time\n"
+        "from memo_core import Engine, ModelSource\n"
+        f"e = Engine(models=ModelSource(enabled={model!r}))\n"
+        "t = time.perf_counter(); s = e.refresh(sys.argv[1]); dt = time.perf_counter() - t\n"
+        "e.close()\n"
+        "print(json.dumps({'seconds': dt, 'added': s.added, 'chunks': s.chunks_written,\n"
+        "  'peak_rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(root)], capture_output=True, text=True, check=True
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def freshness(root: Path, rounds: int) -> dict:
+    from memo_core import Engine, ModelSource
+
+    words = ModelSource(enabled=False)
+    with (
+        Engine(models=words, notify=True) as fed,
+        Engine(models=words, notify=False) as walking,
+    ):
+        fed.refresh(root)  # starts the feed (and walks once)
+        walking.refresh(root)
+        times: dict[str, list[float]] = {
+            k: []
+            for k in ("walk", "refresh (walk)", "refresh (OS)", "search (walk)", "search (OS)")
+        }
+        for i in range(rounds):
+            q = f"word{i * 37 % 1000}"
+            for name, fn in (
+                ("walk", lambda: walk_stat(str(root))),
+                ("refresh (walk)", lambda: walking.refresh(root)),
+                ("refresh (OS)", lambda: fed.refresh(root)),
+                ("search (walk)", lambda q=q: walking.search(root, q, mode="lex")),
+                ("search (OS)", lambda q=q: fed.search(root, q, mode="lex")),
+            ):
+                t, _ = C.timed(fn)
+                times[name].append(t)
+        assert not fed.refresh(root).walked, "the OS feed was not in use"
+        seen = tries = 0
+        for i in range(rounds):
+            for kind in ("edit", "create", "delete"):
+                path = root / "area00" / "topic0" / f"fresh{i}.md"
+                if kind == "delete":
+                    path.unlink()
+                else:
+                    path.write_text(f"# Fresh\n\n{kind}{i}x\n", encoding="utf-8")
+                hits = fed.search(root, f"{'create' if kind == 'delete' else kind}{i}x", mode="lex")
+                tries += 1
+                seen += (len(hits) == 0) if kind == "delete" else bool(hits)
+    walk = statistics.median(times["walk"])
+    out = {
+        k: {"p50_ms": C.pct(v, 50) * 1e3, "p95_ms": C.pct(v, 95) * 1e3} for k, v in times.items()
+    }
+    for k in times:
+        out[k]["vs_walk"] = statistics.median(times[k]) / walk
+    out["fresh_seen"] = seen / tries
+    return out
+
+
+class Stdio:
+    """memo-mcp over stdio, one JSON line at a time."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "memo_mcp"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            text=True,
+        )
+        self.ids = 0
+
+    def call(self, method: str, params: dict) -> dict:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.ids += 1
+        msg = {"jsonrpc": "2.0", "id": self.ids, "method": method, "params": params}
+        self.proc.stdin.write(json.dumps(msg) + "\n")
+        self.proc.stdin.flush()
+        while True:
+            answer = json.loads(self.proc.stdout.readline())
+            if answer.get("id") == self.ids:
+                return answer
+
+    def tool(self, name: str, args: dict) -> tuple[float, str]:
+        t = time.perf_counter()
+        r = self.call("tools/call", {"name": name, "arguments": args})
+        return time.perf_counter() - t, r["result"]["content"][0]["text"]
+
+    def rss_mb(self) -> float:
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        return float("nan")
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(30)
+
+
+def server(root: Path, roots: Path) -> Stdio:
+    s = Stdio({**os.environ, "MEMO_ROOTS": str(roots)})
+    s.call("initialize", INITIALIZE["params"])  # type: ignore[arg-type]
+    return s
+
+
+def at_rest(root: Path) -> dict:
+    s = server(root, root.parent)
+    try:
+        dt, _ = s.tool("memo_search", {"path": str(root), "query": "word7", "mode": "lex"})
+        time.sleep(1)
+        return {"first_search_s": dt, "rss_mb": s.rss_mb()}
+    finally:
+        s.close()
+
+
+def first_answer(dataset: Path, workdir: Path) -> dict:
+    root = C.copy_tree(C.corpus_dir(dataset), workdir / "scale-cold" / dataset.name)
+    t0 = time.perf_counter()
+    s = server(root, root.parent)
+    out: dict = {"start_s": time.perf_counter() - t0}
+    try:
+        query = {"path": str(root), "query": "How do I create an Outlook add-in?"}
+        out["first_search_s"], text = s.tool("memo_search", query)
+        out["first_line"] = text.splitlines()[0]
+        out["status_s"], out["status"] = s.tool("memo_status", {"path": str(root)})
+        out["second_search_s"], text = s.tool("memo_search", query)
+        out["second_line"] = text.splitlines()[0]
+        while text.startswith("("):
+            time.sleep(5)
+            _, text = s.tool("memo_search", query)
+        out["full_answer_after_s"] = time.perf_counter() - t0
+        out["rss_mb_after_index"] = s.rss_mb()
+    finally:
+        s.close()
+    return out
+
+
+def main(argv: list[str] | None = None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--sizes", default="20000,50000")
+    p.add_argument("--rounds", type=int, default=60)
+    p.add_argument("--model", action="store_true", help="the full index with the model too")
+    p.add_argument("--office", type=Path, default=None, help="a data set for the cold start")
+    p.add_argument("--workdir", type=Path, default=C.DEFAULT_WORKDIR)
+    p.add_argument("--json", type=Path, default=None)
+    args = p.parse_args(argv)
+    out: dict = {"loadavg_start": os.getloadavg()}
+    for n in [int(x) for x in args.sizes.split(",") if x]:
+        root = make_vault(args.workdir / f"scale-{n}", n)
+        shutil.rmtree(root / ".memo", ignore_errors=True)
+        r: dict = {"index": child_index(root, args.model)}
+        print(
+            f"== {n} notes: first index {r['index']['seconds']:.1f} s, "
+            f"peak RSS {r['index']['peak_rss_mb']:.0f} MB ({'model' if args.model else 'words'})"
+        )
+        r["freshness"] = f = freshness(root, args.rounds)
+        for k in ("walk", "refresh (walk)", "refresh (OS)", "search (walk)", "search (OS)"):
+            print(
+                f"   {k:16} p50 {f[k]['p50_ms']:8.2f} ms  p95 {f[k]['p95_ms']:8.2f} ms  "
+                f"{f[k]['vs_walk']:6.3f}x walk"
+            )
+        print(f"   changes made just before a call and seen by it: {f['fresh_seen']:.1%}")
+        r["at_rest"] = a = at_rest(root)
+        print(
+            f"   memo-mcp after one search: {a['rss_mb']:.0f} MB resident "
+            f"(that search {a['first_search_s']:.2f} s, from cold)"
+        )
+        out[str(n)] = r
+    if args.office:
+        out["cold"] = c = first_answer(args.office, args.workdir)
+        print(
+            f"== {args.office.name} from cold: first search {c['first_search_s']:.2f} s: "
+            f"{c['first_line']!r}; status {c['status_s']:.2f} s; second search "
+            f"{c['second_search_s']:.2f} s: {c['second_line']!r}; full answer after "
+            f"{c['full_answer_after_s']:.0f} s; server {c['rss_mb_after_index']:.0f} MB"
+        )
+    out["loadavg_end"] = os.getloadavg()
+    C.write_json(args.json, out)
+    return out
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,47 @@
+"""The server's one Engine, made on first use.
+
+The engine's modules load numpy, SQLite and (on a search) the model, so memo-mcp builds its
+Engine when a tool or resource first needs it: `initialize` and `tools/list` never pay for
+it, and a client's first answer comes sooner.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memo_core import refresh_budget
+
+if TYPE_CHECKING:
+    from memo_core import Engine
+
+
+class LazyEngine:
+    """`get()` gives the Engine (made once, for `roots`); `made` says whether it exists."""
+
+    def __init__(self, roots: Sequence[Path], engine: Engine | None = None) -> None:
+        self.roots = list(roots)
+        self._engine = engine
+        self._lock = threading.Lock()
+
+    @property
+    def made(self) -> bool:
+        return self._engine is not None
+
+    def get(self) -> Engine:
+        with self._lock:
+            if self._engine is None:
+                from memo_core import Engine  # the heavy part, on first use
+
+                # A long-lived process: searches wait a bounded time, changes come from the OS.
+                self._engine = Engine(
+                    roots=self.roots, refresh_budget_s=refresh_budget(), notify=True
+                )
+            return self._engine
+
+    def close(self) -> None:
+        """Close the Engine's indexes, if it was ever made (it stays usable)."""
+        if self._engine is not None:
+            self._engine.close()
