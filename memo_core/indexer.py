@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import textnorm
 from .chunking import Chunk, chunk_markdown
 from .embedder import Embedder
 from .regular import NotRegularFile, read_regular
@@ -238,6 +239,7 @@ class Indexer:
         with store.write():
             for p in batch:
                 fid = store.upsert_file(p.rel, *p.stat, p.hash, p.note)
+                path_words = textnorm.normalize(textnorm.path_text(p.rel))
                 old_ids: dict[str, list[int]] = {}
                 # Read inside the transaction, not from the walk's snapshot: another process
                 # may have indexed this file since, and its chunks must not be doubled.
@@ -248,7 +250,7 @@ class Indexer:
                     if old_ids.get(h):
                         store.move_chunk(old_ids[h].pop(0), seq, c.line)
                         continue
-                    cid = store.insert_chunk(fid, seq, c, h)
+                    cid = store.insert_chunk(fid, seq, c, h, path_words)
                     stats.chunks_written += 1
                     if h in vectors:
                         store.set_vector(cid, vectors[h])

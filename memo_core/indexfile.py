@@ -82,6 +82,7 @@ def _ask_sqlite(path: Path) -> tuple[Mark, str]:
     except apsw.Error as e:
         raise _damaged(path, e) from e
     try:
+        db.setbusytimeout(BUSY_TIMEOUT_MS)  # a writer may be making it at this very moment
         if _scalar(db, "PRAGMA application_id") == schema.APPLICATION_ID:
             return Mark.MEMO, ""
         if not _scalar(db, "SELECT count(*) FROM sqlite_master"):

@@ -229,16 +229,18 @@ class Store:
             if has_vec:
                 self.db.execute("DELETE FROM vec WHERE rowid = ?", (cid,))
 
-    def insert_chunk(self, file_id: int, seq: int, c: Chunk, h: str) -> int:
-        """A new chunk; FTS5 gets its heading and body as normalised words (`textnorm`)."""
+    def insert_chunk(self, file_id: int, seq: int, c: Chunk, h: str, path_words: str) -> int:
+        """A new chunk; FTS5 gets its body and, as its heading, the heading path and the
+        words of the note's path (`path_words`, normalised), all as normalised words."""
         self.db.execute(
             "INSERT INTO chunks(file_id, seq, line, heading, text, hash) VALUES (?, ?, ?, ?, ?, ?)",
             (file_id, seq, c.line, c.heading, c.text, h),
         )
         cid = self.db.last_insert_rowid()
+        heading = f"{textnorm.normalize(c.heading)} {path_words}".strip()
         self.db.execute(
             "INSERT INTO fts(rowid, heading, body) VALUES (?, ?, ?)",
-            (cid, textnorm.normalize(c.heading), textnorm.normalize(c.text)),
+            (cid, heading, textnorm.normalize(c.text)),
         )
         return cid
 

@@ -13,9 +13,17 @@ from functools import lru_cache
 import Stemmer
 
 # Bump whenever a change here can normalise a word differently: indexes record it and rebuild.
-NORMALIZER_VERSION = 1
+NORMALIZER_VERSION = 2
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+# Hyphenated compounds (Wi-Fi, e-mail, Wi‑Fi with a non-breaking hyphen): their parts are
+# words, and so is the whole written together, so "wifi" finds "Wi-Fi" and back.
+_HYPHENS = "-\u2010\u2011"
+_COMPOUND = re.compile(rf"\w+(?:[{_HYPHENS}]\w+)+")
+_HYPHEN = re.compile(rf"[{_HYPHENS}]")
+# In a file or folder name: camelCase humps, and the separators people use between words.
+_HUMP = re.compile(r"(?<=[a-zа-яё0-9])(?=[A-ZА-ЯЁ])")
+_NAME_SEPARATORS = re.compile(r"[/_.\s]+")
 _CYRILLIC = re.compile(r"[\u0400-\u04ff]")
 _LATIN = re.compile(r"[a-z]")
 # Words longer than this are hashes, base64 or noise; stemming them only costs time.
@@ -49,8 +57,26 @@ def _stem(word: str) -> str:
 
 
 def words(text: str) -> list[str]:
-    """Lowercased, ё-folded words of `text`, in order."""
-    return _WORD.findall(text.lower().replace("ё", "е"))
+    """Lowercased, ё-folded words of `text`, in order; then every hyphenated compound
+    written together (`wi-fi` gives `wi`, `fi` and, at the end, `wifi`)."""
+    low = text.lower().replace("ё", "е")
+    found = _WORD.findall(low)
+    if _HYPHEN.search(low):
+        found += [_HYPHEN.sub("", m) for m in _COMPOUND.findall(low)]
+    return found
+
+
+def path_text(rel: str) -> str:
+    """The words of a note's path, for searching by them: folders and the file name split
+    at `/`, `_`, `.` and camelCase humps (each hump also whole), without the `.md`."""
+    stem = rel[: -len(".md")] if rel.lower().endswith(".md") else rel
+    parts = []
+    for segment in _NAME_SEPARATORS.split(stem):
+        parts.append(segment)
+        humps = _HUMP.split(segment)
+        if len(humps) > 1:
+            parts += humps
+    return " ".join(p for p in parts if p)
 
 
 def normalize(text: str) -> str:

@@ -140,3 +140,33 @@ def test_several_collections_under_one_path(tmp_path: Path, tiny_embedder: Embed
         assert s.search("dog", mode="lex")[0].path == str(tmp_path / "home/work/wiki/b.md")
         assert s.search("cat", mode="lex")[0].path == str(tmp_path / "home/notes/a.md")
         assert {st.files for st in s.status()} == {1}
+
+
+@pytest.mark.parametrize(
+    ("query", "relpath"),
+    [
+        ("sourdough", "kitchen/sourdough.md"),  # a file name
+        ("kitchen", "kitchen/sourdough.md"),  # a folder name
+        ("router", "Home_Network/RouterSetup.md"),  # camelCase and _ split
+        ("wifi", "net/wi-fi.md"),  # the words of the text and the name, joined
+        ("Wi-Fi", "net/wi-fi.md"),
+        ("email", "mail.md"),
+        ("e-mail", "mail.md"),
+        ("вайфай", "дом/вай-фай.md"),
+    ],
+)
+def test_words_in_paths_and_hyphenated_compounds(tmp_path: Path, query: str, relpath: str) -> None:
+    notes = write_notes(
+        tmp_path / "notes",
+        {
+            "kitchen/sourdough.md": "# Хлеб на закваске\n\nМука и вода.\n",
+            "Home_Network/RouterSetup.md": "# Настройка\n\nПароль на обороте.\n",
+            "net/wi-fi.md": "# Сеть\n\nПароль от Wi-Fi.\n",
+            "mail.md": "# Почта\n\nПисать на e-mail.\n",
+            "дом/вай-фай.md": "# Дом\n\nТочка доступа.\n",
+            "other.md": "# Other\n\nnothing here\n",
+        },
+    )
+    with Searcher(notes, use_model=False) as s:
+        hits = s.search(query, mode="lex")
+        assert hits and hits[0].relpath == relpath, [h.relpath for h in hits]
