@@ -125,12 +125,16 @@ class Collection:
         model_id: str | None,
         n: int,
         mode: ModeName,
+        stats: bool = False,
     ) -> Candidates:
-        """Up to n word and n vector candidates with raw scores (call inside `snapshot`)."""
+        """Up to n word and n vector candidates with raw scores (call inside `snapshot`);
+        `stats`: with the counts of the query's words, for ranking (fusion)."""
         found = Candidates(self, store)
         if mode != "vec":
             weights = (self.tuning.heading_weight, self.tuning.body_weight)
             found.lex = store.lex(terms, n, weights)
+        if stats and mode != "vec":
+            found.chunks, found.term_docs = store.term_stats(terms)
         if qvec is not None and mode != "lex":
             self._vectors.sync(store)
             if self._vectors.model in (None, model_id):

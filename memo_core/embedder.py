@@ -38,7 +38,7 @@ _HINT = (
     "or run `memo model install` for the default model."
 )
 # Keys that do not change the vectors, so editing them must not change model_id.
-_ID_NEUTRAL_KEYS = {"batch_size"}
+_ID_NEUTRAL_KEYS = {"batch_size", "min_similarity"}
 
 
 def l2_normalize(x: np.ndarray) -> np.ndarray:
@@ -54,6 +54,9 @@ class Embedder(ABC):
     model_id: str  # changes whenever the vectors would change; the index re-embeds on a change
     dim: int
     batch_size: int = 16
+    # Below this cosine a passage found by meaning alone is not an answer (None: no floor);
+    # calibrated per model (bench/fusion_lab.py), recorded in memo-model.json.
+    min_similarity: float | None = None
     # A batch also stops at this many characters: memory grows with batch x longest text,
     # and 16 chunks of 2000 characters held 410 MB more at peak than batches capped here,
     # at the same speed (measured on office-dev-ru's longest chunks).
@@ -124,6 +127,12 @@ class OnnxEmbedder(Embedder):
         self.query_prefix: str = self._opt(conf, "query_prefix", str, None, "")
         self.passage_prefix: str = self._opt(conf, "passage_prefix", str, None, "")
         self.batch_size = self._opt(conf, "batch_size", int, None, 16)
+        floor = conf.get("min_similarity")
+        if floor is not None and (
+            isinstance(floor, bool) or not isinstance(floor, (int, float)) or abs(floor) > 1
+        ):
+            self._fail(f'"min_similarity" must be a number from -1 to 1, got {floor!r}')
+        self.min_similarity = float(floor) if floor is not None else None
         want_dim: int | None = self._opt(conf, "dim", int, None, None)
         if self.max_length < 1 or self.batch_size < 1:
             self._fail('"max_length" and "batch_size" must be positive')

@@ -152,14 +152,17 @@ class Engine:
         model_id = embedder.model_id if embedder is not None else None
         terms = textnorm.query_terms(query)
         n = k if mode != "hybrid" else max(k, self.tuning.fusion_candidates)
+        # Word statistics: to put several collections' word scores on one scale, and to
+        # weigh the word side of a hybrid search by how well the query's words match.
+        stats = len(collections) > 1 or (mode == "hybrid" and self.tuning.adaptive_fusion)
         with ExitStack() as stack:  # every collection read from one snapshot of its own
             found: list[Candidates] = []
             for c in collections:
                 store = stack.enter_context(c.snapshot())
                 if store is not None:
-                    found.append(c.candidates(store, terms, qvec, model_id, n, mode))
+                    found.append(c.candidates(store, terms, qvec, model_id, n, mode, stats))
                     notices += found[-1].notices
-            hits = self._ranked_hits(found, mode, k)
+            hits = self._ranked_hits(found, terms, mode, k, embedder)
         return SearchResults(hits, mode, notices)
 
     def _refreshed(
@@ -183,15 +186,25 @@ class Engine:
             notices += c.refresh_within(embedder, progress, budget, called).notices
         return _one_activity_line(notices)
 
-    def _ranked_hits(self, found: list[Candidates], mode: ModeName, k: int) -> list[Hit]:
-        """Pool every collection's candidates, rank them once, read the k best."""
-        ranked = fusion.rank(
-            [((i, cid), s) for i, f in enumerate(found) for cid, s in f.lex],
-            [((i, cid), s) for i, f in enumerate(found) for cid, s in f.vec],
-            mode,
-            k,
-            self.tuning.dense_weight,
-        )
+    def _ranked_hits(
+        self,
+        found: list[Candidates],
+        terms: list[str],
+        mode: ModeName,
+        k: int,
+        embedder: Embedder | None,
+    ) -> list[Hit]:
+        """Pool every collection's candidates, rank them once, read the k best. A passage
+        found by meaning alone below the model's floor is no answer: a query with no word
+        match and nothing close in meaning finds nothing."""
+        lex = fusion.pooled_lex(found, terms)
+        vec = [((i, cid), s) for i, f in enumerate(found) for cid, s in f.vec]
+        floor = embedder.min_similarity if embedder is not None else None
+        if floor is not None:
+            worded = {key for key, _ in lex}
+            vec = [(key, s) for key, s in vec if s >= floor or key in worded]
+        weight = fusion.dense_weight(found, lex, terms, self.tuning) if mode == "hybrid" else 0.0
+        ranked = fusion.rank(lex, vec, mode, k, weight)
         got = [
             f.collection.hits(f.store, [(cid, s, sides) for (j, cid), s, sides in ranked if j == i])
             for i, f in enumerate(found)

@@ -63,11 +63,6 @@ class Store:
     def set_meta(self, key: str, value: str) -> None:
         self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
 
-    def identity(self) -> dict[str, Any] | None:
-        """What decided this index's content when it was made (`Tuning.identity`)."""
-        raw = self.get_meta("identity")
-        return json.loads(raw) if raw else None
-
     def set_identity(self, identity: dict[str, Any]) -> None:
         with self.write():
             self.set_meta("identity", json.dumps(identity, sort_keys=True))
@@ -76,7 +71,8 @@ class Store:
         """None when this index was made as `want` and `model` would make it; else what
         differs: names of settings, "model" for another model's vectors, or "" for an index
         made before memo recorded its settings. A new, empty index takes `want` as its own."""
-        have = self.identity()
+        raw = self.get_meta("identity")
+        have = json.loads(raw) if raw else None
         if have is None and self.is_empty():
             self.set_identity(want)  # nothing in it was made another way
             have = want
@@ -313,6 +309,17 @@ class Store:
             (*weights, match, limit),
         )
         return [(cid, -score) for cid, score in rows]
+
+    def term_stats(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """The number of chunks, and in how many each of these (normalised) words occurs
+        (absent words left out): FTS5's own counts, read through a vocabulary table."""
+        self.db.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, 'fts', 'row')"
+        )
+        marks = ",".join("?" * len(terms))
+        sql = f"SELECT term, doc FROM temp.vocab WHERE term IN ({marks})"
+        docs = dict(self.db.execute(sql, tuple(terms))) if terms else {}
+        return int(self._scalar("SELECT count(*) FROM chunks")), docs
 
     def data_version(self) -> int:
         """Changes whenever another connection (thread or process) commits to this file."""

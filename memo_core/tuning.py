@@ -23,7 +23,13 @@ class Tuning:
     embed_max_chars: int = 2000  # the embedded text is cut here; FTS5 gets the whole chunk
     max_file_bytes: int = 10 * MB  # larger files are cut here (and said so in status)
     # How a search ranks (read per query: no rebuild).
-    dense_weight: float = 0.2  # share of the vector side in hybrid; 0.15-0.3 within noise
+    # Share of the vector side in hybrid when the query's words match the notes well; less
+    # well matched (another language, words the notes do not use), the vectors get more say:
+    # see fusion.dense_weight. Tuned on SciFact train and office-dev train, four directions.
+    dense_weight: float = 0.15
+    lex_full_strength: float = 1.0  # best BM25 / the query's IDF mass at which words count fully
+    lex_strength_power: float = 0.5
+    adaptive_fusion: bool = True  # False: `dense_weight` for every query (as memo 0.1 did)
     fusion_candidates: int = 200  # candidates per side fused in hybrid (at least k)
     heading_weight: float = 2.0  # BM25 weight of the heading path (2 = 4 > 1 on train)
     body_weight: float = 1.0

@@ -1,0 +1,213 @@
+"""Try fusion policies offline on train splits: for each query the word and vector rankings
+(and the statistics of its words) are taken once from the engine's index, then every policy
+ranks them the way the engine would, and nDCG@10 is compared.
+
+    python bench/fusion_lab.py ../shared/data/scifact-en ../shared/data/office-dev-en \
+        ../shared/data/office-dev-ru [--queries 300]
+
+Sets: SciFact train (its qrels), and the four office-dev directions of crossling.py's train
+split. Policies: fixed dense weights, and weights gated by the query's word coverage (the
+share of the query's IDF mass that occurs in the searched notes) — see BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _common as C  # noqa: E402
+import crossling  # noqa: E402
+
+CANDIDATES = 200
+
+
+def collect(root: Path, queries: list[tuple[str, dict[str, int]]], embedder, tuning) -> list:
+    """Per query: (lex [(cid, score)], vec [(cid, score)], coverage, id -> file, relevant)."""
+    from memo_core import textnorm
+
+    out = []
+    with C.searcher(root, embedder, tuning) as s:
+        [coll] = s.collections
+        with C.reading(coll) as store:
+            id2file = {
+                cid: path
+                for cid, path in store.db.execute(
+                    "SELECT c.id, f.path FROM chunks c JOIN files f ON f.id = c.file_id"
+                )
+            }
+            weights = (tuning.heading_weight, tuning.body_weight)
+            qvecs = embedder.embed([q for q, _ in queries], query=True)
+            for (q, rels), qvec in zip(queries, qvecs, strict=True):
+                terms = textnorm.query_terms(q)
+                lex = store.lex(terms, CANDIDATES, weights)
+                vec = C.knn(coll, store, qvec, CANDIDATES)
+                cov, mass = coverage(store, terms)
+                strength = (lex[0][1] / mass) if lex and mass else 0.0
+                out.append((lex, vec, (cov, strength), id2file, rels))
+    return out
+
+
+def coverage(store, terms: list[str]) -> tuple[float, float]:
+    """The share of the query's IDF mass whose words occur in the notes, and that mass
+    (FTS5's own IDF: log((N - n + 0.5) / (n + 0.5)), at least 1e-6)."""
+    n, df = store.term_stats(terms)
+    idf = {t: max(1e-6, math.log((n - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5))) for t in terms}
+    total = sum(idf.values())
+    return (sum(v for t, v in idf.items() if df.get(t, 0)) / total if total else 0.0), total
+
+
+def score(rows: list, policy: Callable[[float], float], by_name: bool) -> float:
+    from memo_core.fusion import fuse
+
+    nd = []
+    for lex, vec, signals, id2file, rels in rows:
+        ranked = fuse(lex, vec, policy(signals))
+        files: dict[str, None] = {}
+        for cid, _, _ in ranked:
+            f = id2file[cid]
+            files.setdefault(f.rsplit("/", 1)[-1] if by_name else f, None)
+            if len(files) >= 10:
+                break
+        nd.append(C.ndcg(list(files), rels))
+    return sum(nd) / len(nd)
+
+
+def calibrate(sets: dict, embedder, args, tuning) -> None:
+    """Cosine of each query's best relevant chunk among the vector candidates (real
+    queries), against the best cosine gibberish gets: where a relevance floor can go."""
+    import random
+    import string
+
+    relevant = []
+    for rows, by_name in sets.values():
+        for _lex, vec, _sig, id2file, rels in rows:
+            best = [
+                sc
+                for cid, sc in vec
+                if rels.get(id2file[cid].rsplit("/", 1)[-1] if by_name else id2file[cid], 0)
+            ]
+            if best:
+                relevant.append(max(best))
+    rng = random.Random(5)
+    junk = [
+        " ".join(
+            "".join(rng.choice(string.ascii_lowercase + "абвгдежзиклмнопрст") for _ in range(6))
+            for _ in range(rng.randint(1, 3))
+        )
+        for _ in range(300)
+    ]
+    root = C.cached_index(args.ru, args.workdir, tuning, embedder)[0]
+    tops = []
+    with C.searcher(root, embedder, tuning) as s:
+        [coll] = s.collections
+        with C.reading(coll) as store:
+            for v in embedder.embed(junk, query=True):
+                hits = C.knn(coll, store, v, 1)
+                tops.append(hits[0][1] if hits else 0.0)
+    relevant.sort()
+    tops.sort()
+    print(
+        f"relevant answers' cosine ({len(relevant)} queries): "
+        + ", ".join(f"p{q} {C.pct(relevant, q):.3f}" for q in (0.5, 1, 5, 25, 50))
+    )
+    print(
+        f"gibberish's best cosine ({len(tops)} queries): "
+        + ", ".join(f"p{q} {C.pct(tops, q):.3f}" for q in (50, 90, 99, 100))
+    )
+    for floor in (0.15, 0.2, 0.22, 0.25, 0.28, 0.3):
+        lost = answers_lost(sets, floor)
+        kept = sum(t >= floor for t in tops) / len(tops)
+        print(
+            f"  floor {floor:.2f}: real queries whose answer leaves the top 10 {lost:.2%}, "
+            f"gibberish still answered {kept:.0%}"
+        )
+
+
+def answers_lost(sets: dict, floor: float) -> float:
+    """The share of real queries whose relevant file was in the top 10 (engine's policy)
+    and is not once vector-only candidates under `floor` are dropped."""
+    from memo_core.fusion import fuse
+
+    def top(lex, vec, sig, id2file, by_name) -> set[str]:
+        files: dict[str, None] = {}
+        for cid, _, _ in fuse(lex, vec, engine_policy(sig)):
+            f = id2file[cid]
+            files.setdefault(f.rsplit("/", 1)[-1] if by_name else f, None)
+            if len(files) >= 10:
+                break
+        return set(files)
+
+    lost = total = 0
+    for rows, by_name in sets.values():
+        for lex, vec, sig, id2file, rels in rows:
+            total += 1
+            lexed = {cid for cid, _ in lex}
+            kept = [(cid, sc) for cid, sc in vec if sc >= floor or cid in lexed]
+            before = top(lex, vec, sig, id2file, by_name)
+            after = top(lex, kept, sig, id2file, by_name)
+            lost += any(rels.get(f, 0) for f in before) and not any(rels.get(f, 0) for f in after)
+    return lost / max(1, total)
+
+
+def engine_policy(sig: tuple[float, float]) -> float:
+    """The policy chosen for the engine: w0 0.15, c 1, p 0.5 (see BENCHMARKS.md)."""
+    return 1 - (1 - 0.15) * min(1.0, sig[1] / 1.0) ** 0.5
+
+
+def main(argv: list[str] | None = None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("scifact", type=Path)
+    p.add_argument("en", type=Path)
+    p.add_argument("ru", type=Path)
+    p.add_argument("--queries", type=int, default=300)
+    C.add_model_args(p)
+    args = p.parse_args(argv)
+    C.apply_model_args(args)
+    embedder = C.get_embedder(args)
+    tuning = C.tuning_from()
+    sets: dict[str, tuple[list, bool]] = {}
+    qs = C.load_queries(args.scifact / "queries-train.jsonl")
+    qrels = C.load_qrels(args.scifact / "qrels-train.tsv")
+    sci = [(qs[q], qrels[q]) for q in qs if q in qrels][: args.queries]
+    root = C.cached_index(args.scifact, args.workdir, tuning, embedder)[0]
+    sets["scifact"] = (collect(root, sci, embedder, tuning), True)
+    judged = crossling.judged_sets(args.en, args.ru, args.queries, "train")
+    for direction, pairs in judged.items():
+        ds = args.ru if direction.endswith("ru") else args.en
+        root = C.cached_index(ds, args.workdir, tuning, embedder)[0]
+        rows = collect(root, [(q, {a: 1}) for q, a in pairs], embedder, tuning)
+        sets[direction] = (rows, False)
+    policies: dict[str, Callable[[tuple[float, float]], float]] = {}
+    for w in (0.0, 0.2, 0.3, 0.5, 0.7, 1.0):
+        policies[f"fixed {w}"] = lambda sig, w=w: w
+    for w0 in (0.2,):
+        for power in (1, 2):
+            policies[f"cover {w0} p{power}"] = lambda sig, w0=w0, k=power: (
+                1 - (1 - w0) * sig[0] ** k
+            )
+    for w0 in (0.15, 0.2):
+        for c in (0.75, 1.0, 1.25, 1.5, 2.0):
+            for power in (0.25, 0.5, 0.75, 1.0):
+                policies[f"strength {w0} c{c:g} p{power:g}"] = lambda sig, w0=w0, c=c, k=power: (
+                    1 - (1 - w0) * min(1.0, sig[1] / c) ** k
+                )
+    print(f"{'policy':26} " + " ".join(f"{name:>8}" for name in sets))
+    out: dict = {}
+    for name, policy in policies.items():
+        out[name] = {s: score(rows, policy, by_name) for s, (rows, by_name) in sets.items()}
+        print(f"{name:26} " + " ".join(f"{v:8.4f}" for v in out[name].values()), flush=True)
+    print()
+    calibrate(sets, embedder, args, tuning)
+    for i, what in enumerate(("mean coverage", "mean strength")):
+        means = {s: sum(r[2][i] for r in rows) / len(rows) for s, (rows, _) in sets.items()}
+        print(f"{what:26} " + " ".join(f"{v:8.3f}" for v in means.values()))
+    return out
+
+
+if __name__ == "__main__":
+    main()
