@@ -147,6 +147,23 @@ def copy_tree(src: Path, dst: Path) -> Path:
     return dst
 
 
+def deal(src: Path, dst: Path, folders: int) -> Path:
+    """The notes of `src` dealt in turn into `dst/part0` … `part{folders-1}` (their own
+    paths kept below), so they are that many sibling collections (a part with no note at
+    its top gets a one-line `part.md`, which is what makes a folder a collection)."""
+    if dst.exists():
+        shutil.rmtree(dst)
+    for i, p in enumerate(sorted(src.rglob("*.md"))):
+        target = dst / f"part{i % folders}" / p.relative_to(src)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(p, target)
+    for i in range(folders):  # a part whose notes all sit in sub-folders: make it a root
+        part = dst / f"part{i}"
+        if not any(part.glob("*.md")):
+            (part / "part.md").write_text(f"# Part {i}\n", encoding="utf-8")
+    return dst
+
+
 def load_queries(path: Path) -> dict[str, str]:
     out: dict[str, str] = {}
     with open(path, encoding="utf-8") as f:
@@ -265,16 +282,24 @@ def index_digest() -> str:
 
 
 def cached_index(
-    dataset: Path, workdir: Path, tuning: Any, embedder: Any, *, log: Callable = print
+    dataset: Path,
+    workdir: Path,
+    tuning: Any,
+    embedder: Any,
+    *,
+    folders: int = 1,
+    log: Callable = print,
 ) -> tuple[Path, dict[str, Any]]:
-    """A copy of the data set's notes, indexed with `tuning`, reused when already built.
+    """A copy of the data set's notes, indexed with `tuning`, reused when already built;
+    with `folders` > 1 the notes are dealt into that many sibling folders (collections).
 
     Returns the copy's folder and what building it cost (empty when it came from the cache).
     """
     model = embedder.model_id if embedder is not None else "nomodel"
     src = corpus_dir(dataset)
     n_files = sum(1 for p in src.rglob("*.md"))
-    key = f"{dataset.resolve().name}-c{tuning.chunk_max_chars}-{model}"
+    split = f"-f{folders}" if folders > 1 else ""
+    key = f"{dataset.resolve().name}-c{tuning.chunk_max_chars}{split}-{model}"
     root = workdir / "idx" / key
     marker = root.parent / f"{key}.json"
     want = {
@@ -283,17 +308,17 @@ def cached_index(
         "identity": tuning.identity(),
         "engine": index_digest(),
     }
-    if marker.is_file() and (root / ".memo" / "index.db").is_file():
+    if marker.is_file() and root.is_dir():
         info = json.loads(marker.read_text())
         if {k: info.get(k) for k in want} == want:
             return root, {}
-    copy_tree(src, root)
+    copy_tree(src, root) if folders < 2 else deal(src, root, folders)
     log(f"indexing {src} -> {root} (chunks of {tuning.chunk_max_chars} chars, model {model}) ...")
     with searcher(root, embedder, tuning) as s:
         t0 = time.perf_counter()
         st = s.refresh(embed=embedder is not None)
         dt = time.perf_counter() - t0
-        chunks = s.status()[0].chunks
+        chunks = sum(st.chunks for st in s.status())
     built = {"seconds": dt, "chunks": chunks, "chunks_embedded": st.chunks_embedded}
     log(
         f"  {n_files} files, {chunks} chunks, {st.chunks_embedded} embedded in {dt:.1f} s "

@@ -104,6 +104,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--split", default="test", choices=("test", "train"))
     p.add_argument("--queries", type=int, default=300)
     p.add_argument("--modes", default=",".join(MODES))
+    p.add_argument("--folders", type=int, default=1, help="deal the notes into N collections")
     p.add_argument("--json", type=Path, default=None)
     C.add_model_args(p)
     args = p.parse_args(argv)
@@ -113,8 +114,8 @@ def main(argv: list[str] | None = None) -> dict:
     modes = [m for m in args.modes.split(",") if m and (embedder is not None or m == "lex")]
     sets = judged_sets(args.en, args.ru, args.queries, args.split)
     roots = {
-        "en": C.cached_index(args.en, args.workdir, tuning, embedder)[0],
-        "ru": C.cached_index(args.ru, args.workdir, tuning, embedder)[0],
+        "en": C.cached_index(args.en, args.workdir, tuning, embedder, folders=args.folders)[0],
+        "ru": C.cached_index(args.ru, args.workdir, tuning, embedder, folders=args.folders)[0],
     }
     out: dict = {"split": args.split, "queries": {d: len(q) for d, q in sets.items()}}
     print(f"[{args.split}] {out['queries']}; engine {C.engine_version()}")

@@ -119,23 +119,24 @@ def calibrate(sets: dict, embedder, args, tuning) -> None:
         f"gibberish's best cosine ({len(tops)} queries): "
         + ", ".join(f"p{q} {C.pct(tops, q):.3f}" for q in (50, 90, 99, 100))
     )
-    for floor in (0.15, 0.2, 0.22, 0.25, 0.28, 0.3):
-        lost = answers_lost(sets, floor)
+    for floor in (0.15, 0.18, 0.2, 0.22, 0.25, 0.28, 0.3):
+        lost = answers_lost(sets, floor, hybrid=True)
+        lost_vec = answers_lost(sets, floor, hybrid=False)
         kept = sum(t >= floor for t in tops) / len(tops)
         print(
-            f"  floor {floor:.2f}: real queries whose answer leaves the top 10 {lost:.2%}, "
-            f"gibberish still answered {kept:.0%}"
+            f"  floor {floor:.2f}: real queries whose answer leaves the top 10: hybrid "
+            f"{lost:.2%}, vec {lost_vec:.2%}; gibberish still answered {kept:.0%}"
         )
 
 
-def answers_lost(sets: dict, floor: float) -> float:
+def answers_lost(sets: dict, floor: float, *, hybrid: bool) -> float:
     """The share of real queries whose relevant file was in the top 10 (engine's policy)
     and is not once vector-only candidates under `floor` are dropped."""
     from memo_core.fusion import fuse
 
     def top(lex, vec, sig, id2file, by_name) -> set[str]:
         files: dict[str, None] = {}
-        for cid, _, _ in fuse(lex, vec, engine_policy(sig)):
+        for cid, _, _ in fuse(lex, vec, engine_policy(sig) if lex else 1.0):
             f = id2file[cid]
             files.setdefault(f.rsplit("/", 1)[-1] if by_name else f, None)
             if len(files) >= 10:
@@ -148,6 +149,8 @@ def answers_lost(sets: dict, floor: float) -> float:
             total += 1
             lexed = {cid for cid, _ in lex}
             kept = [(cid, sc) for cid, sc in vec if sc >= floor or cid in lexed]
+            if not hybrid:
+                lex, kept = [], [(cid, sc) for cid, sc in vec if sc >= floor]
             before = top(lex, vec, sig, id2file, by_name)
             after = top(lex, kept, sig, id2file, by_name)
             lost += any(rels.get(f, 0) for f in before) and not any(rels.get(f, 0) for f in after)
@@ -165,18 +168,19 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("en", type=Path)
     p.add_argument("ru", type=Path)
     p.add_argument("--queries", type=int, default=300)
+    p.add_argument("--split", default="train", choices=("train", "test"), help="tune on train")
     C.add_model_args(p)
     args = p.parse_args(argv)
     C.apply_model_args(args)
     embedder = C.get_embedder(args)
     tuning = C.tuning_from()
     sets: dict[str, tuple[list, bool]] = {}
-    qs = C.load_queries(args.scifact / "queries-train.jsonl")
-    qrels = C.load_qrels(args.scifact / "qrels-train.tsv")
+    qpath, rpath = C.split_files(args.scifact, args.split)
+    qs, qrels = C.load_queries(qpath), C.load_qrels(rpath)
     sci = [(qs[q], qrels[q]) for q in qs if q in qrels][: args.queries]
     root = C.cached_index(args.scifact, args.workdir, tuning, embedder)[0]
     sets["scifact"] = (collect(root, sci, embedder, tuning), True)
-    judged = crossling.judged_sets(args.en, args.ru, args.queries, "train")
+    judged = crossling.judged_sets(args.en, args.ru, args.queries, args.split)
     for direction, pairs in judged.items():
         ds = args.ru if direction.endswith("ru") else args.en
         root = C.cached_index(ds, args.workdir, tuning, embedder)[0]
@@ -185,14 +189,9 @@ def main(argv: list[str] | None = None) -> dict:
     policies: dict[str, Callable[[tuple[float, float]], float]] = {}
     for w in (0.0, 0.2, 0.3, 0.5, 0.7, 1.0):
         policies[f"fixed {w}"] = lambda sig, w=w: w
-    for w0 in (0.2,):
-        for power in (1, 2):
-            policies[f"cover {w0} p{power}"] = lambda sig, w0=w0, k=power: (
-                1 - (1 - w0) * sig[0] ** k
-            )
-    for w0 in (0.15, 0.2):
-        for c in (0.75, 1.0, 1.25, 1.5, 2.0):
-            for power in (0.25, 0.5, 0.75, 1.0):
+    for w0 in (0.05, 0.1, 0.15, 0.2):
+        for c in (0.5, 0.75, 1.0, 1.25):
+            for power in (0.5, 1.0, 2.0):
                 policies[f"strength {w0} c{c:g} p{power:g}"] = lambda sig, w0=w0, c=c, k=power: (
                     1 - (1 - w0) * min(1.0, sig[1] / c) ** k
                 )
@@ -200,7 +199,19 @@ def main(argv: list[str] | None = None) -> dict:
     out: dict = {}
     for name, policy in policies.items():
         out[name] = {s: score(rows, policy, by_name) for s, (rows, by_name) in sets.items()}
-        print(f"{name:26} " + " ".join(f"{v:8.4f}" for v in out[name].values()), flush=True)
+        margin = (
+            min(
+                v - max(out["fixed 0.0"][k], out["fixed 1.0"][k])
+                for k, v in out[name].items()
+                if "fixed 0.0" in out and "fixed 1.0" in out
+            )
+            if "fixed 1.0" in out
+            else float("nan")
+        )
+        print(
+            f"{name:26} " + " ".join(f"{v:8.4f}" for v in out[name].values()) + f" {margin:+.4f}",
+            flush=True,
+        )
     print()
     calibrate(sets, embedder, args, tuning)
     for i, what in enumerate(("mean coverage", "mean strength")):

@@ -36,6 +36,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--dense-weight", type=float, default=None)
     p.add_argument("--fusion-candidates", type=int, default=None)
     p.add_argument("--heading-weight", type=float, default=None)
+    p.add_argument("--folders", type=int, default=1, help="deal the notes into N collections")
     p.add_argument("--json", type=Path, default=None, help="write the figures here too")
     C.add_model_args(p)
     return p.parse_args(argv)
@@ -61,7 +62,7 @@ def main(argv: list[str] | None = None) -> dict:
     if args.limit:
         qids = qids[: args.limit]
 
-    root, built = C.cached_index(args.dataset, args.workdir, tuning, embedder)
+    root, built = C.cached_index(args.dataset, args.workdir, tuning, embedder, folders=args.folders)
     out: dict = {
         "dataset": str(args.dataset),
         "split": args.split,
@@ -78,8 +79,12 @@ def main(argv: list[str] | None = None) -> dict:
         f"knobs {knobs}; model {out['model']}; engine {out['engine']}"
     )
     with C.searcher(root, embedder, tuning) as s:
-        st = s.status()[0]
-        out["index"].update(files=st.files, chunks=st.chunks)
+        sts = s.status()
+        out["index"].update(
+            files=sum(st.files for st in sts),
+            chunks=sum(st.chunks for st in sts),
+            collections=len(sts),
+        )
         search = s.search
         one_sided = {"any": 0, "lex_only": 0, "vec_only": 0, "relevant": 0}
         for mode in modes:

@@ -21,6 +21,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from memo_core.errors import ModelUnavailableError
+from memo_core.model_install import DEFAULT_SOURCE
 
 CONFIG_NAME = "memo-model.json"
 CONFIG_FORMAT = 1
@@ -132,6 +133,8 @@ class OnnxEmbedder(Embedder):
             isinstance(floor, bool) or not isinstance(floor, (int, float)) or abs(floor) > 1
         ):
             self._fail(f'"min_similarity" must be a number from -1 to 1, got {floor!r}')
+        if floor is None and cfg.get("id") == DEFAULT_SOURCE.model_id:
+            floor = DEFAULT_SOURCE.min_similarity  # installed before its config carried it
         self.min_similarity = float(floor) if floor is not None else None
         want_dim: int | None = self._opt(conf, "dim", int, None, None)
         if self.max_length < 1 or self.batch_size < 1:

@@ -17,12 +17,7 @@ from typing import NoReturn
 
 from .embedder import Embedder, load_model_dir
 from .errors import MemoError, ModelUnavailableError
-from .model_install import (
-    DEFAULT_SOURCE,
-    default_model_dir,
-    install_default_model,
-    is_installed,
-)
+from .model_install import default_model_dir, install_default_model, is_installed
 
 # After a failed load, wait this long before trying again (a user may install meanwhile).
 RETRY_AFTER_S = 30.0
@@ -88,11 +83,7 @@ class ModelSource:
         with self._load_lock:
             if self._embedder is None:
                 try:
-                    loaded = load_model_dir(self.model_dir)
-                    if not self.custom and loaded.min_similarity is None:
-                        # Installed before memo-model.json carried the floor.
-                        loaded.min_similarity = DEFAULT_SOURCE.min_similarity
-                    self._embedder = loaded
+                    self._embedder = load_model_dir(self.model_dir)
                 except ModelUnavailableError as e:
                     self._fail(e)
                 with self._state:

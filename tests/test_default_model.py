@@ -48,3 +48,10 @@ def test_real_model_vectors(real_model: Embedder) -> None:
     v = real_model.embed(["как настроить бэкап", "how to configure backup", "рецепт борща"])
     assert v.shape == (3, 512)
     assert float(v[0] @ v[1]) > float(v[0] @ v[2]) + 0.3
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "vec"])
+@pytest.mark.parametrize("query", ["zzqxv плюмбус", "xyzzy frobnicate"])
+def test_gibberish_finds_nothing(example_searcher, query: str, mode: str) -> None:
+    assert example_searcher.engine.models.get().min_similarity == 0.25
+    assert list(example_searcher.search(query, mode=mode)) == []

@@ -1,0 +1,81 @@
+"""One ranking: word scores of several collections on one scale, the vector side's say
+adapted to how well the query's words match, and a floor under meaning-only answers."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import write_notes
+
+from memo_core import Embedder, Engine, ModelSource, Tuning
+from memo_core.fusion import Candidates, dense_weight, pooled_lex
+
+
+def cands(lex: list[tuple[int, float]], chunks: int, docs: dict[str, int]) -> Candidates:
+    return Candidates(None, None, lex=lex, chunks=chunks, term_docs=docs)  # type: ignore[arg-type]
+
+
+def idf(n: int, d: int) -> float:
+    return max(1e-6, math.log((n - d + 0.5) / (d + 0.5)))
+
+
+def test_one_collection_keeps_its_scores() -> None:
+    found = [cands([(1, 5.0), (2, 3.0)], 100, {"cat": 10})]
+    assert pooled_lex(found, ["cat"]) == [((0, 1), 5.0), ((0, 2), 3.0)]
+
+
+def test_collections_are_scaled_to_the_idf_of_them_all() -> None:
+    small = cands([(1, 2.0)], 10, {"cat": 5})  # common here: low IDF, low BM25
+    big = cands([(7, 2.0)], 990, {"cat": 5})  # rare here
+    pooled = dict(pooled_lex([small, big], ["cat"]))
+    whole = idf(1000, 10)
+    assert pooled[(0, 1)] == pytest.approx(2.0 * whole / idf(10, 5))
+    assert pooled[(1, 7)] == pytest.approx(2.0 * whole / idf(990, 5))
+    assert pooled[(0, 1)] > pooled[(1, 7)]  # as one collection, the small one's hit is no worse
+
+
+@pytest.mark.parametrize(
+    ("share", "weight"),
+    [
+        (None, 1.0),  # no word matched: meaning alone
+        (0.0, 1.0),
+        (0.25, 1 - 0.85 * 0.5),  # the best passage holds a quarter of the query's IDF mass
+        (1.0, 0.15),  # all of it: the base weight
+        (3.0, 0.15),
+    ],
+)
+def test_the_vector_side_gets_more_say_when_words_match_less(
+    share: float | None, weight: float
+) -> None:
+    terms = ["cat", "dog"]
+    mass = 2 * idf(1000, 10)
+    found = [cands([] if share is None else [(1, share * mass)], 1000, {"cat": 10, "dog": 10})]
+    lex = pooled_lex(found, terms)
+    assert dense_weight(found, lex, terms, Tuning()) == pytest.approx(weight)
+    fixed = Tuning(adaptive_fusion=False)
+    assert dense_weight(found, lex, terms, fixed) == fixed.dense_weight
+
+
+class Floored(Embedder):
+    """A real tiny model with a relevance floor."""
+
+    def __init__(self, inner: Embedder, floor: float) -> None:
+        self.inner, self.model_id, self.dim = inner, inner.model_id, inner.dim
+        self.min_similarity = floor
+
+    def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        return self.inner.embed_batch(texts, query=query)
+
+
+def test_meaning_alone_below_the_floor_is_no_answer(tmp_path: Path, tiny_embedder) -> None:
+    notes = write_notes(tmp_path / "notes", {"a.md": "# Soup\n\nborscht soup recipe\n"})
+    with Engine(models=ModelSource(Floored(tiny_embedder, 0.99))) as e:
+        assert list(e.search(notes, "cat dog", mode="vec")) == []  # close to nothing
+        assert list(e.search(notes, "cat dog", mode="hybrid")) == []
+        hits = e.search(notes, "soup cat", mode="hybrid")  # a word matches: kept
+        assert [h.relpath for h in hits] == ["a.md"]
+    with Engine(models=ModelSource(Floored(tiny_embedder, -1.0))) as e:
+        assert [h.relpath for h in e.search(notes, "cat dog", mode="vec")] == ["a.md"]
