@@ -30,7 +30,9 @@ from .errors import (
     PathNotFoundError,
 )
 from .formatting import (
+    changes_data,
     for_terminal,
+    format_changes,
     format_hits,
     format_reindex,
     format_status,
@@ -39,7 +41,7 @@ from .formatting import (
     shown,
 )
 from .regular import read_regular
-from .results import CollectionStatus, Hit, SearchResults
+from .results import ChangeReport, CollectionStatus, Hit, SearchResults
 from .values import (
     DEFAULT_K,
     DEFAULT_MODE,
@@ -91,6 +93,7 @@ __all__ = [
     "DEFAULT_REFRESH_BUDGET_S",
     "MAX_K",
     "MODES",
+    "ChangeReport",
     "CollectionStatus",
     "Embedder",
     "Engine",
@@ -118,9 +121,11 @@ __all__ = [
     "Tuning",
     "__version__",
     "allowed_roots",
+    "changes_data",
     "confine",
     "find_indexes",
     "for_terminal",
+    "format_changes",
     "format_hits",
     "format_reindex",
     "format_status",

@@ -13,8 +13,10 @@ from ._version import __version__
 from .engine import Engine
 from .errors import MemoError
 from .formatting import (
+    changes_data,
     file_note_text,
     for_terminal,
+    format_changes,
     format_hits,
     format_refresh,
     format_reindex,
@@ -77,6 +79,14 @@ def _status(engine: Engine, a: argparse.Namespace) -> None:
         _print_json([dataclasses.asdict(s) for s in statuses])
     else:
         print(format_status(statuses))
+
+
+def _changes(engine: Engine, a: argparse.Namespace) -> None:
+    report = engine.changes(a.path, a.since)
+    if a.json:
+        _print_json(changes_data(report))
+    else:
+        sys.stdout.write(for_terminal(format_changes(report)))
 
 
 def _reindex(engine: Engine, a: argparse.Namespace) -> None:
@@ -162,6 +172,10 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--json", action="store_true", help="machine-readable output")
 
     _command(sub, "reindex", "rebuild the index from scratch", _reindex)
+
+    cp = _command(sub, "changes", "notes added, changed and removed since a fingerprint", _changes)
+    cp.add_argument("--since", help="a fingerprint from `memo status` (or an earlier answer)")
+    cp.add_argument("--json", action="store_true", help="machine-readable output")
 
     mp = sub.add_parser("model", help="the embedding model")
     msub = mp.add_subparsers(dest="model_command", required=True, metavar="ACTION")

@@ -20,6 +20,7 @@ import apsw
 import numpy as np
 
 from . import indexfile
+from .changelog import EMPTY_FINGERPRINT
 from .embedder import Embedder
 from .errors import IndexBusyError, IndexLocationError, IndexStoreError
 from .feed import Freshness
@@ -30,7 +31,6 @@ from .indexfile import LOCK_FILE
 from .jobs import RefreshJob
 from .location import choose, clear_scratch, fallback_index_path, scratch_path
 from .results import CollectionStatus, Hit
-from .rows import fingerprint_of
 from .store import Store
 from .tuning import Tuning
 from .values import MAX_HIT_CHARS, ModeName, Notice, NoticeKind
@@ -150,7 +150,7 @@ class Collection:
         rows = store.chunk_rows([cid for cid, _, _ in ranked])
         return {
             cid: Hit(
-                path=str(self.root.joinpath(*rows[cid].path.split("/"))),
+                path=self.absolute(rows[cid].path),
                 relpath=rows[cid].path,
                 collection=str(self.root),
                 line=rows[cid].line,
@@ -180,12 +180,16 @@ class Collection:
                 notes=s.notes() if s else [],
                 index_path=str(self.db_path),
                 location_note=self.location_note,
-                fingerprint=s.fingerprint() if s else fingerprint_of([]),
+                fingerprint=s.fingerprint() if s else EMPTY_FINGERPRINT,
                 refreshed_at=max(self.refreshed_at or 0.0, float(updated or 0.0)) or None,
                 unreadable_folders=unreadable,
                 ignored=ignored,
                 indexing=self.activity(),
             )
+
+    def absolute(self, rel: str) -> str:
+        """A note's path as hits show it, from its path relative to the root."""
+        return str(self.root.joinpath(*rel.split("/")))
 
     # -- writing --------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from . import fusion, textnorm
+from .changes import changes_since
 from .collection import Collection
 from .confine import check_inside
 from .discovery import discover, resolve_path
@@ -24,7 +25,7 @@ from .errors import InvalidArgumentError, ModelUnavailableError
 from .fusion import Candidates
 from .indexer import ProgressFn, RefreshStats
 from .models import ModelSource
-from .results import CollectionStatus, Hit, SearchResults
+from .results import ChangeReport, CollectionStatus, Hit, SearchResults
 from .tuning import Tuning
 from .values import (
     DEFAULT_K,
@@ -210,6 +211,24 @@ class Engine:
             for i, f in enumerate(found)
         ]
         return [got[i][cid] for (i, cid), _, _ in ranked if cid in got[i]]
+
+    def changes(
+        self,
+        path: UserPath,
+        since: str | None = None,
+        *,
+        refresh: bool = True,
+        progress: ProgressFn | None = None,
+    ) -> ChangeReport:
+        """What was added, changed and removed under `path` since the content had the
+        fingerprint `since` (from `status`, or an earlier answer), after a refresh; every
+        note when `since` is None, unknown here, or older than the history kept.
+
+        Several collections: the fingerprint is theirs joined by "." in path order, and so
+        is the delta; a fingerprint of another set of collections is unknown."""
+        collections = self.collections(path)
+        notices = self._refreshed(collections, None, progress) if refresh else []
+        return changes_since(collections, since, notices)
 
     def refresh(
         self,

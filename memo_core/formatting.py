@@ -16,7 +16,7 @@ from .values import FileNote, Notice, NoticeKind
 
 if TYPE_CHECKING:  # annotations only: formatting stays light to import (memo-mcp's start)
     from .indexer import RefreshStats
-    from .results import CollectionStatus, SearchResults
+    from .results import ChangeReport, CollectionStatus, SearchResults
 
 NO_HITS = "ничего не найдено"
 # C0 and C1 control characters and DEL: a terminal obeys them (\x1b[2J clears the screen,
@@ -160,3 +160,42 @@ def format_update(path: str, stats: RefreshStats, seconds: float) -> str:
         f"{shown(path)}: новых {stats.added}, изменённых {stats.changed}, "
         f"удалённых {stats.deleted}; векторов {stats.chunks_embedded} ({seconds:.2f} с)"
     )
+
+
+MAX_CHANGE_LINES = 50  # files listed in a change report's text; the rest counted
+
+
+def format_changes(report: ChangeReport) -> str:
+    """A change report for a reader: counts, then `+ path`, `~ path`, `- path` (a delta) or
+    the paths (a full listing), at most MAX_CHANGE_LINES of them."""
+    if report.mode == "delta":
+        head = (
+            f"изменения с {report.since}: добавлено {len(report.added)}, "
+            f"изменено {len(report.changed)}, удалено {len(report.removed)}"
+        )
+        lines = [f"+ {shown(p)}" for p in report.added]
+        lines += [f"~ {shown(p)}" for p in report.changed]
+        lines += [f"- {shown(p)}" for p in report.removed]
+    else:
+        why = (
+            f"отпечаток {report.since} неизвестен или устарел, поэтому все заметки"
+            if report.reason == "unknown_fingerprint"
+            else "все заметки"
+        )
+        head = f"{why}: {len(report.files)}"
+        lines = [shown(p) for p in report.files]
+    if len(lines) > MAX_CHANGE_LINES:
+        lines = lines[:MAX_CHANGE_LINES] + [f"… и ещё {len(lines) - MAX_CHANGE_LINES}"]
+    notices = [f"({notice_text(n)})" for n in report.notices]
+    return "\n".join([*notices, f"{head}; отпечаток сейчас {report.fingerprint}", *lines]) + "\n"
+
+
+def changes_data(report: ChangeReport) -> dict[str, object]:
+    """A change report as data (MCP's structuredContent, `memo changes --json`)."""
+    data: dict[str, object] = {"mode": report.mode, "from": report.since, "to": report.fingerprint}
+    if report.mode == "delta":
+        for kind in ("added", "changed", "removed"):
+            data[kind] = [shown(p) for p in getattr(report, kind)]
+    else:
+        data |= {"files": [shown(p) for p in report.files], "reason": report.reason}
+    return data

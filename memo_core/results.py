@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Literal
 
 from .values import FileNote, ModeName, Notice
 
@@ -28,6 +29,22 @@ class SearchResults(list[Hit]):
         super().__init__(hits)
         self.mode = mode
         self.notices = notices or []
+
+
+@dataclass(frozen=True)
+class ChangeReport:
+    """What changed under a path since a fingerprint: a delta, or (`mode` "full": no or an
+    unknown fingerprint) every note. Paths are absolute, as hits show them."""
+
+    mode: Literal["delta", "full"]
+    since: str | None  # the fingerprint asked about
+    fingerprint: str  # the content's fingerprint now
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)  # "full": every note
+    reason: str | None = None  # "full": "no_fingerprint" or "unknown_fingerprint"
+    notices: list[Notice] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -38,11 +36,3 @@ def stored(rel: str) -> str:
 def from_stored(text: str) -> str:
     """The relative path `stored` made, as the OS gives it (undecodable bytes as surrogates)."""
     return os.fsdecode(bytes.fromhex(text[1:])) if text[:1] == "/" else text
-
-
-def fingerprint_of(files: Iterable[tuple[str, str]]) -> str:
-    """The content fingerprint of (path, content hash) pairs in path order."""
-    h = hashlib.blake2b(digest_size=12)
-    for path, digest in files:
-        h.update(f"{path}\x00{digest}\n".encode())
-    return h.hexdigest()

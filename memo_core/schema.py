@@ -7,10 +7,13 @@ chunk while the database lives (a reader's vector cache keys on ids); skip notes
 from __future__ import annotations
 
 import os
+import time
 
 import apsw
 
-SCHEMA_VERSION = 2
+from .changelog import item, shown
+
+SCHEMA_VERSION = 3
 APP_ID = "memo"  # stored in meta: how memo recognises its own index
 APPLICATION_ID = 0x6D656D6F  # 'memo', in the SQLite header too
 
@@ -88,9 +91,35 @@ def _v1_to_v2(db: apsw.Connection) -> None:
     )
 
 
+def _v2_to_v3(db: apsw.Connection) -> None:
+    # The history of the content, for "what changed since fingerprint X" (changelog.py).
+    db.execute(
+        """
+        CREATE TABLE history(
+            version INTEGER PRIMARY KEY AUTOINCREMENT,
+            fingerprint TEXT NOT NULL,      -- of the content after this version's changes
+            at REAL NOT NULL
+        );
+        CREATE INDEX history_fingerprint ON history(fingerprint);
+        CREATE TABLE file_log(
+            version INTEGER NOT NULL,
+            path TEXT NOT NULL,             -- as files.path
+            old_hash TEXT,                  -- NULL: the note was not there
+            new_hash TEXT                   -- NULL: the note is gone
+        );
+        CREATE INDEX file_log_version ON file_log(version);
+        """
+    )
+    total = sum(item(p, h) for p, h in db.execute("SELECT path, hash FROM files")) % (1 << 128)
+    db.execute(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES ('fingerprint_sum', ?)", (f"{total:032x}",)
+    )
+    db.execute("INSERT INTO history(fingerprint, at) VALUES (?, ?)", (shown(total), time.time()))
+
+
 def new_generation() -> str:
     return os.urandom(8).hex()
 
 
 # Numbered migrations: MIGRATIONS[i] takes a database from version i to i + 1.
-MIGRATIONS = [_schema_v1, _v1_to_v2]
+MIGRATIONS = [_schema_v1, _v1_to_v2, _v2_to_v3]

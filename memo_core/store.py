@@ -20,13 +20,14 @@ import apsw
 import numpy as np
 
 from . import indexfile, textnorm
+from .changelog import ChangeLog
 from .chunking import Chunk
-from .rows import ChunkRow, FileState, fingerprint_of, from_stored, stored
+from .rows import ChunkRow, FileState, from_stored, stored
 from .schema import new_generation
 from .values import FileNote
 
 
-class Store:
+class Store(ChangeLog):
     """An open index database. Not shared between threads without the caller's lock.
 
     `Store.create` opens for writing (making and migrating the file as needed);
@@ -73,7 +74,7 @@ class Store:
         made before memo recorded its settings. A new, empty index takes `want` as its own."""
         raw = self.get_meta("identity")
         have = json.loads(raw) if raw else None
-        if have is None and self.is_empty():
+        if have is None and not self._scalar("SELECT count(*) FROM files"):
             self.set_identity(want)  # nothing in it was made another way
             have = want
         if have is None:
@@ -89,7 +90,9 @@ class Store:
         self.db.execute("BEGIN IMMEDIATE")
         try:
             yield
+            self._close_version()  # the fingerprint this transaction led to, in the history
         except BaseException:
+            self._version = None
             self.db.execute("ROLLBACK")
             raise
         self.db.execute("COMMIT")
@@ -104,11 +107,14 @@ class Store:
             self.db.execute("COMMIT")
 
     def replace_with(self, other: Store) -> None:
-        """Make this database a copy of `other`, atomically (SQLite's online backup).
+        """Make this database a copy of `other`, atomically (SQLite's online backup), the
+        history of its content kept (the difference logged as one more version).
 
         Readers in any process see the old content until the copy commits, then the new;
         a crash midway leaves the old content, since the copy is one write transaction.
         """
+        with other.write():
+            other.adopt_history(self)
         with self.db.backup("main", other.db, "main") as b:
             b.step(-1)
 
@@ -200,17 +206,23 @@ class Store:
     def upsert_file(
         self, path: str, mtime_ns: int, size: int, h: str, note: FileNote | None
     ) -> int:
+        key = stored(path)
+        old = self._scalar("SELECT hash FROM files WHERE path = ?", (key,))
         self.db.execute(
             "INSERT INTO files(path, mtime_ns, size, hash, note) VALUES (?, ?, ?, ?, ?) "
             "ON CONFLICT(path) DO UPDATE SET mtime_ns = excluded.mtime_ns, "
             "size = excluded.size, hash = excluded.hash, note = excluded.note",
-            (stored(path), mtime_ns, size, h, note.value if note else None),
+            (key, mtime_ns, size, h, note.value if note else None),
         )
-        return int(self._scalar("SELECT id FROM files WHERE path = ?", (stored(path),)))
+        self._log_change(key, old, h)
+        return int(self._scalar("SELECT id FROM files WHERE path = ?", (key,)))
 
     def delete_file(self, file_id: int) -> None:
         self.delete_chunks([cid for cid, _ in self.file_chunks(file_id)])
+        row = self.db.execute("SELECT path, hash FROM files WHERE id = ?", (file_id,)).fetchone()
         self.db.execute("DELETE FROM files WHERE id = ?", (file_id,))
+        if row:
+            self._log_change(row[0], row[1], None)
 
     def file_chunks(self, file_id: int) -> list[tuple[int, str]]:
         """(chunk id, hash) of a file's chunks, in order."""
@@ -282,13 +294,6 @@ class Store:
             "SELECT count(*) FROM files WHERE note IS NOT NULL AND note NOT LIKE 'cut%'"
         )
         return total - skipped, self._scalar("SELECT count(*) FROM chunks"), skipped
-
-    def is_empty(self) -> bool:
-        return not self._scalar("SELECT count(*) FROM files")
-
-    def fingerprint(self) -> str:
-        """A digest of every indexed file's path and content: equal iff the content is."""
-        return fingerprint_of(self.db.execute("SELECT path, hash FROM files ORDER BY path"))
 
     def notes(self) -> list[tuple[str, FileNote]]:
         """(path, note) of every file that was skipped or cut."""

@@ -30,7 +30,7 @@ import anyio.lowlevel
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from memo_core import (
@@ -44,8 +44,10 @@ from memo_core import (
     PathNotFoundError,
     __version__,
     allowed_roots,
+    changes_data,
     confine,
     for_terminal,
+    format_changes,
     format_hits,
     format_reindex,
     format_status,
@@ -75,6 +77,7 @@ PROGRESS_INTERVAL_S = 0.25
 # status of one folder at once); calls beyond wait in their folder's queue.
 WORKERS = 8
 FOLDER_WORKERS = 3
+MAX_FINGERPRINT_CHARS = 10_000  # 24 hex digits per collection, joined by "."
 
 PathArg = Annotated[
     str,
@@ -140,6 +143,7 @@ _USAGE = {
     f'"k": 1..{MAX_K} (default {DEFAULT_K}), "mode": {_MODES_TEXT} (default "{DEFAULT_MODE}")}}',
     "memo_status": 'usage: {"path": "~/notes"}',
     "memo_reindex": 'usage: {"path": "~/notes"}',
+    "memo_changes": 'usage: {"path": "~/notes", "since": "<fingerprint>" (optional)}',
 }
 
 
@@ -327,6 +331,33 @@ def build_server(roots: list[Path] | None = None, engine: Engine | None = None) 
         return await workers.run(
             path, roots, lambda p: format_reindex(engines.get().reindex(p, progress=progress))
         )
+
+    @server.tool(
+        name="memo_changes",
+        title="What changed",
+        description="Notes added, changed and removed since a fingerprint (from memo_status).",
+        annotations=read_only,
+        structured_output=False,
+    )
+    async def memo_changes(
+        path: PathArg,
+        ctx: Context,
+        since: Annotated[
+            str | None,
+            Field(
+                max_length=MAX_FINGERPRINT_CHARS,
+                description="A fingerprint memo gave before; without it, every note",
+            ),
+        ] = None,
+    ) -> CallToolResult:
+        progress = ProgressBridge(ctx, f"indexing {path}")
+
+        def changes(p: Path) -> CallToolResult:
+            report = engines.get().changes(p, since, progress=progress)
+            text = TextContent(type="text", text=format_changes(report))
+            return CallToolResult(content=[text], structured_content=changes_data(report))
+
+        return await workers.run(path, roots, changes)
 
     register_resources(server, roots, engines)
     register_prompts(server, roots)

@@ -28,7 +28,7 @@ from test_crash_and_concurrency import check_consistent
 
 from memo_mcp import server as memo_server
 
-TOOLS = ("memo_search", "memo_status", "memo_reindex")
+TOOLS = ("memo_search", "memo_status", "memo_reindex", "memo_changes")
 HIT = re.compile(r"^(/.+?):(\d+)  (.*)$")  # the heading is empty before the first one
 
 

@@ -88,8 +88,9 @@ def test_initialize_handshake(tmp_path: Path) -> None:
 
 
 def test_tools_list_has_three_tools(wire: WireServer) -> None:
+    """The name is the contract's (SPEC.md); the fourth tool, memo_changes, came with issue 13."""
     tools = {t["name"]: t for t in wire.call("tools/list")["result"]["tools"]}
-    assert set(tools) == {"memo_search", "memo_status", "memo_reindex"}
+    assert set(tools) == {"memo_search", "memo_status", "memo_reindex", "memo_changes"}
     search = tools["memo_search"]["inputSchema"]
     assert search["type"] == "object"
     assert sorted(search["required"]) == ["path", "query"]
@@ -104,6 +105,8 @@ def test_tools_list_has_three_tools(wire: WireServer) -> None:
         schema = tools[name]["inputSchema"]
         assert schema["required"] == ["path"]
         assert list(schema["properties"]) == ["path"]
+    changes = tools["memo_changes"]["inputSchema"]
+    assert changes["required"] == ["path"] and list(changes["properties"]) == ["path", "since"]
 
 
 def test_unknown_method_returns_32601(wire: WireServer) -> None:
@@ -196,7 +199,7 @@ def test_path_errors_say_which_path_and_what_to_do(wire: WireServer, tmp_path: P
         assert result["isError"] is True, result
         return result["content"][0]["text"]
 
-    for tool in ("memo_search", "memo_status", "memo_reindex"):
+    for tool in ("memo_search", "memo_status", "memo_reindex", "memo_changes"):
         assert error(tool, str(missing)) == (
             f"path does not exist: {missing}; give an existing folder of notes, e.g. ~/notes"
         )
