@@ -1,7 +1,8 @@
 """`memo-mcp --http`: the same server over the SDK's streamable HTTP transport.
 
-- MCP at `/mcp` (streamable HTTP, from `MCPServer.streamable_http_app`), and `GET /health`
-  → `{"status": "ok", "name": "memo", "version": ..., "uptime_s": ...}` (always open).
+- MCP at `/mcp`: streamable HTTP with sessions for the clients that open one, and one plain
+  JSON-RPC exchange (POST, JSON in, JSON out) for any other request (http_routing.py).
+- `GET /health` → `{"status": "ok", "name": "memo", "version": ..., "uptime_s": ...}` (always open).
 - Loopback (127.0.0.1) by default; port `--port`, else `MEMO_HTTP_PORT`, else 27190.
 - DNS-rebinding protection on: `/mcp` answers only requests whose Host (and Origin, when
   sent) names this server: the loopback names on a loopback bind; on another address, that
@@ -22,6 +23,7 @@ import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -32,6 +34,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memo_core import __version__
+
+from .http_routing import SESSION_IDLE_S, McpRouter
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 27190
@@ -227,13 +231,19 @@ def add_health_route(server: MCPServer) -> None:
 
 
 def build_app(server: MCPServer, config: HttpConfig) -> ASGIApp:
-    """The ASGI app: `/mcp` (streamable HTTP), `/health`, and the token check around both."""
+    """The ASGI app: `/mcp` (sessions and plain exchanges, see http_routing), `/health`,
+    and the token check around both."""
     add_health_route(server)
-    app: ASGIApp = server.streamable_http_app(
-        streamable_http_path=MCP_PATH,
-        transport_security=security_settings(config),
-        host=config.host,
-    )
+    common: dict[str, Any] = {
+        "streamable_http_path": MCP_PATH,
+        "transport_security": security_settings(config),
+        "host": config.host,
+    }
+    # The session app's own bound is a backstop: the router closes sessions long before.
+    sessions = server.streamable_http_app(**common, session_idle_timeout=SESSION_IDLE_S)
+    plain = server.streamable_http_app(**common, stateless_http=True, json_response=True)
+    streamed = server.streamable_http_app(**common, stateless_http=True)
+    app: ASGIApp = McpRouter(sessions, plain, streamed, MCP_PATH)
     if config.token:
         app = BearerTokenGuard(app, config.token)
     return app

@@ -139,7 +139,10 @@ def test_a_rename_is_removed_plus_added(engine: Engine, notes: Path) -> None:
     }
 
 
-@pytest.mark.parametrize("since", ["0123456789abcdef01234567", "not-a-fingerprint", "", "a.b.c", "é" * 30])
+UNKNOWN = ["0123456789abcdef01234567", "not-a-fingerprint", "", "a.b.c", "é" * 30]
+
+
+@pytest.mark.parametrize("since", UNKNOWN)
 def test_an_unknown_fingerprint_lists_every_note(engine: Engine, notes: Path, since: str) -> None:
     report = engine.changes(notes, since)
     assert (report.mode, report.reason, report.since) == ("full", "unknown_fingerprint", since)
