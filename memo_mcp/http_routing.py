@@ -76,11 +76,16 @@ class McpRouter:
     goes to the session app; the lifespan starts and stops all three."""
 
     def __init__(
-        self, sessions: Starlette, plain: Starlette, streamed: Starlette, path: str
+        self,
+        sessions: Starlette,
+        plain: Starlette,
+        streamed: Starlette,
+        path: str,
+        book: SessionBook,
     ) -> None:
         self.sessions, self.plain, self.streamed = sessions, plain, streamed
         self.path = path
-        self.book = SessionBook()
+        self.book = book
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import hmac
 import ipaddress
+import logging
 import os
 import signal
 import socket
@@ -35,11 +36,12 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memo_core import __version__
 
-from .http_routing import SESSION_IDLE_S, McpRouter
+from .http_routing import SESSION_IDLE_S, McpRouter, SessionBook
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 27190
 PORT_ENV = "MEMO_HTTP_PORT"
+SESSION_IDLE_ENV = "MEMO_HTTP_SESSION_IDLE_S"
 TOKEN_ENV = "MEMO_TOKEN"
 MCP_PATH = "/mcp"
 HEALTH_PATH = "/health"
@@ -58,6 +60,7 @@ class HttpConfig:
     port: int = DEFAULT_PORT
     token: str | None = None
     allow_hosts: tuple[str, ...] = field(default=())
+    session_idle_s: float = SESSION_IDLE_S  # a session with no request for this long ends
 
 
 def add_http_options(parser: argparse.ArgumentParser) -> None:
@@ -118,7 +121,20 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str] = os.envir
             f"set {TOKEN_ENV} (clients send it as 'Authorization: Bearer <token>'), "
             f"or listen on {DEFAULT_HOST}"
         )
-    return HttpConfig(host=host, port=port, token=token, allow_hosts=tuple(args.allow_host))
+    raw = env.get(SESSION_IDLE_ENV, "").strip()
+    try:
+        idle = float(raw) if raw else SESSION_IDLE_S
+    except ValueError:
+        idle = -1.0
+    if not 0 < idle < 86400:
+        raise HttpConfigError(f"{SESSION_IDLE_ENV}={raw!r}: give seconds, more than 0 and < 86400")
+    return HttpConfig(
+        host=host,
+        port=port,
+        token=token,
+        allow_hosts=tuple(args.allow_host),
+        session_idle_s=idle,
+    )
 
 
 def http_config(parser: argparse.ArgumentParser, args: argparse.Namespace) -> HttpConfig:
@@ -240,10 +256,11 @@ def build_app(server: MCPServer, config: HttpConfig) -> ASGIApp:
         "host": config.host,
     }
     # The session app's own bound is a backstop: the router closes sessions long before.
-    sessions = server.streamable_http_app(**common, session_idle_timeout=SESSION_IDLE_S)
+    sessions = server.streamable_http_app(**common, session_idle_timeout=config.session_idle_s)
     plain = server.streamable_http_app(**common, stateless_http=True, json_response=True)
     streamed = server.streamable_http_app(**common, stateless_http=True)
-    app: ASGIApp = McpRouter(sessions, plain, streamed, MCP_PATH)
+    book = SessionBook(idle_s=config.session_idle_s)
+    app: ASGIApp = McpRouter(sessions, plain, streamed, MCP_PATH, book)
     if config.token:
         app = BearerTokenGuard(app, config.token)
     return app
@@ -259,6 +276,10 @@ def serve_http(server: MCPServer, config: HttpConfig) -> None:
     # uvicorn handles SIGTERM while it runs (a graceful stop), then restores this handler
     # and raises the signal again: the caller's `finally` runs and the exit status is 0.
     signal.signal(signal.SIGTERM, on_sigterm)
+    # The SDK logs each plain exchange's end ("Terminating session: None") and each session
+    # at INFO: keep stderr for what a person should read.
+    for name in ("mcp.server.streamable_http", "mcp.server.streamable_http_manager"):
+        logging.getLogger(name).setLevel(logging.WARNING)
     uv = uvicorn.Server(
         uvicorn.Config(
             build_app(server, config),

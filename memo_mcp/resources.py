@@ -1,4 +1,4 @@
-"""MCP resources: what memo holds (`memo://collections`) and one note's Markdown.
+"""MCP resources: what memo holds (`memo://collections`), one note's Markdown, what changed.
 
 Both stay inside the folders memo may use (the same roots as the tools):
 
@@ -10,6 +10,8 @@ Both stay inside the folders memo may use (the same roots as the tools):
   percent-encoded as one URI segment (`/home/me/notes` → `%2Fhome%2Fme%2Fnotes`); `path` is
   the note's path relative to it, with `/` between folders. So a search hit
   `/home/me/notes/home/backup.md:7` opens as `memo://note/%2Fhome%2Fme%2Fnotes/home/backup.md`.
+- `memo://changes/{collection}{?since}` (JSON): what the tool memo_changes answers as
+  structuredContent, for a folder encoded the same way.
 
 Each resource is registered by its own small function; `register_resources` calls them all.
 """
@@ -32,6 +34,7 @@ from mcp.types import INVALID_PARAMS
 
 from memo_core import (
     MemoError,
+    changes_data,
     confine,
     find_indexes,
     for_terminal,
@@ -46,6 +49,8 @@ from memo_mcp.lazy import LazyEngine
 COLLECTIONS_URI = "memo://collections"
 NOTE_TEMPLATE = "memo://note/{collection}/{+path}"
 NOTE_PREFIX = "memo://note/"
+CHANGES_TEMPLATE = "memo://changes/{collection}{?since}"
+CHANGES_PREFIX = "memo://changes/"
 
 # How far below each allowed root `memo://collections` looks for indexes, and how many
 # folders it looks at in all (a home folder can be big: the listing must stay cheap).
@@ -208,9 +213,34 @@ def register_note(server: MCPServer, roots: Roots, engines: LazyEngine) -> None:
         return read_note(collection, path, roots)
 
 
+# -- memo://changes/{collection}{?since} --------------------------------------------------
+
+
+def register_changes(server: MCPServer, roots: Roots, engines: LazyEngine) -> None:
+    security = ResourceSecurity(exempt_params=frozenset({"collection"}))
+
+    @server.resource(
+        CHANGES_TEMPLATE,
+        name="changes",
+        title="What changed",
+        description="memo_changes as JSON: the folder percent-encoded as one segment, then "
+        "?since=<fingerprint>, e.g. memo://changes/%2Fhome%2Fme%2Fnotes?since=3f2a…",
+        mime_type="application/json",
+        security=security,
+    )
+    def changes(collection: str, since: str | None = None) -> str:
+        uri = CHANGES_PREFIX + quote(os.fsencode(collection), safe="")
+        try:
+            report = engines.get().changes(confine(collection, list(roots)), since)
+        except MemoError as e:
+            raise _refuse(uri, str(e)) from e
+        return json.dumps(changes_data(report), ensure_ascii=False, indent=2)
+
+
 RESOURCES: tuple[Callable[[MCPServer, Roots, LazyEngine], None], ...] = (
     register_collections,
     register_note,
+    register_changes,
 )
 
 

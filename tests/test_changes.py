@@ -9,16 +9,20 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 import apsw
 import pytest
 from conftest import write_notes
+from mcp import Client
+from mcp.shared.exceptions import MCPError
 from mcp_helpers import WireServer, server_env
 
 from memo_core import ChangeReport, Engine, changes_data, format_changes
 from memo_core.changelog import EMPTY_FINGERPRINT, KEEP_DAYS, KEEP_VERSIONS
 from memo_core.cli import main
 from memo_core.store import Store
+from memo_mcp.server import build_server
 
 NOTES = {
     "a.md": "# A\n\nalpha\n",
@@ -328,3 +332,21 @@ def test_memo_mcp_answers_with_text_and_structured_content(tmp_path: Path) -> No
     assert second["structuredContent"]["to"] != data["to"]
     lines = second["content"][0]["text"].splitlines()
     assert lines[1:] == [f"+ {notes / 'b2.md'}", f"- {notes / 'b.md'}"]
+
+
+async def test_the_changes_resource_answers_like_the_tool(tmp_path: Path) -> None:
+    notes = write_notes(tmp_path / "allowed" / "notes", NOTES)
+    folder = quote(str(notes), safe="")
+    async with Client(build_server([tmp_path / "allowed"]), mode="legacy") as c:
+        [content] = (await c.read_resource(f"memo://changes/{folder}")).contents
+        assert content.mime_type == "application/json"
+        full = json.loads(content.text)
+        assert full["mode"] == "full" and len(full["files"]) == 3
+        edit(notes / "a.md", "# A\n\nedited\n")
+        uri = f"memo://changes/{folder}?since={full['to']}"
+        delta = json.loads((await c.read_resource(uri)).contents[0].text)
+        tool = await c.call_tool("memo_changes", {"path": str(notes), "since": full["to"]})
+        assert delta == tool.structured_content
+        assert delta["changed"] == [str(notes / "a.md")]
+        with pytest.raises(MCPError, match="outside the folders memo may use"):
+            await c.read_resource(f"memo://changes/{quote(str(tmp_path), safe='')}")

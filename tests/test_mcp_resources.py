@@ -23,7 +23,12 @@ from mcp_helpers import make_notes
 from memo_core import Engine
 from memo_mcp import resources
 from memo_mcp.lazy import LazyEngine
-from memo_mcp.resources import NOTE_TEMPLATE, find_indexed_collections, note_uri
+from memo_mcp.resources import (
+    CHANGES_TEMPLATE,
+    NOTE_TEMPLATE,
+    find_indexed_collections,
+    note_uri,
+)
 from memo_mcp.server import build_server
 
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[+-]\d\d:\d\d|Z)$")
@@ -154,7 +159,7 @@ async def test_a_hit_opens_as_a_note(allowed: Path) -> None:
         odd.write_text("# План\n", encoding="utf-8")
         assert await read(c, note_uri(notes, "Мои заметки/план дня.md")) == "# План\n"
         templates = (await c.list_resource_templates()).resource_templates
-    assert [t.uri_template for t in templates] == [NOTE_TEMPLATE]
+    assert [t.uri_template for t in templates] == [NOTE_TEMPLATE, CHANGES_TEMPLATE]
 
 
 async def test_notes_outside_the_roots_or_not_notes_are_refused(
