@@ -183,7 +183,10 @@ async def test_identity_tools_resources_prompts(connect) -> None:
         assert tools == ["memo_search", "memo_status", "memo_reindex", "memo_changes"]
         assert [r.uri for r in (await c.list_resources()).resources] == ["memo://collections"]
         templates = (await c.list_resource_templates()).resource_templates
-        assert [t.uri_template for t in templates] == ["memo://note/{collection}/{+path}"]
+        assert [t.uri_template for t in templates] == [
+            "memo://note/{collection}/{+path}",
+            "memo://changes/{collection}{?since}",
+        ]
         prompts = [p.name for p in (await c.list_prompts()).prompts]
         assert prompts == ["search_notes", "topic_brief"]
 
