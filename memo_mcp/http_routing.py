@@ -65,6 +65,7 @@ class SessionBook:
                 uses = book.pop(sid)[1] + 1
                 target = self._used if uses >= PROVEN_AFTER else book
                 target[sid] = (time.monotonic(), uses)
+                return
 
     def closed(self, sid: str) -> None:
         self._new.pop(sid, None)
