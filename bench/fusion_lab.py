@@ -44,7 +44,7 @@ def collect(root: Path, queries: list[tuple[str, dict[str, int]]], embedder, tun
             qvecs = embedder.embed([q for q, _ in queries], query=True)
             for (q, rels), qvec in zip(queries, qvecs, strict=True):
                 terms = textnorm.query_terms(q)
-                lex = store.lex(terms, CANDIDATES, weights)
+                lex = store.lex(terms, CANDIDATES, weights, tuning.heading_match_boost)
                 vec = C.knn(coll, store, qvec, CANDIDATES)
                 cov, mass = coverage(store, terms)
                 strength = (lex[0][1] / mass) if lex and mass else 0.0

@@ -264,7 +264,7 @@ def breakdown(s, queries: list[str], k: int, mode: str) -> dict:
     tuning = s.engine.tuning
     emb = s.engine.models.get() if mode != "lex" else None
     weights = (tuning.heading_weight, tuning.body_weight)
-    n = k if mode != "hybrid" else max(k, tuning.fusion_candidates)
+    n = k if mode == "vec" else max(k, tuning.fusion_candidates)  # as the engine does
     for q in queries:
         t0 = time.perf_counter()
         qvec = emb.embed([q], query=True)[0] if emb is not None else None
@@ -275,7 +275,8 @@ def breakdown(s, queries: list[str], k: int, mode: str) -> dict:
         for c in s.collections:
             with C.reading(c) as store:
                 a = time.perf_counter()
-                lex = store.lex(terms, n, weights) if mode != "vec" else []
+                boost = tuning.heading_match_boost
+                lex = store.lex(terms, n, weights, boost) if mode != "vec" else []
                 b = time.perf_counter()
                 vec = C.knn(c, store, qvec, n) if qvec is not None else []
                 d = time.perf_counter()

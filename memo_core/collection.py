@@ -132,7 +132,7 @@ class Collection:
         found = Candidates(self, store)
         if mode != "vec":
             weights = (self.tuning.heading_weight, self.tuning.body_weight)
-            found.lex = store.lex(terms, n, weights)
+            found.lex = store.lex(terms, n, weights, self.tuning.heading_match_boost)
         if stats and mode != "vec":
             found.chunks, found.term_docs = store.term_stats(terms)
         if qvec is not None and mode != "lex":

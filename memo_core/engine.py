@@ -152,7 +152,8 @@ class Engine:
         qvec = embedder.embed([query], query=True)[0] if embedder is not None else None
         model_id = embedder.model_id if embedder is not None else None
         terms = textnorm.query_terms(query)
-        n = k if mode != "hybrid" else max(k, self.tuning.fusion_candidates)
+        # Words: more candidates than k, so that one that names the note can rise to the top.
+        n = k if mode == "vec" else max(k, self.tuning.fusion_candidates)
         # Word statistics: to put several collections' word scores on one scale, and to
         # weigh the word side of a hybrid search by how well the query's words match.
         stats = len(collections) > 1 or (mode == "hybrid" and self.tuning.adaptive_fusion)

@@ -25,9 +25,10 @@ from .chunking import Chunk
 from .rows import ChunkRow, FileState, from_stored, stored
 from .schema import new_generation
 from .values import FileNote
+from .wordsearch import WordSearch
 
 
-class Store(ChangeLog):
+class Store(ChangeLog, WordSearch):
     """An open index database. Not shared between threads without the caller's lock.
 
     `Store.create` opens for writing (making and migrating the file as needed);
@@ -299,32 +300,6 @@ class Store(ChangeLog):
         """(path, note) of every file that was skipped or cut."""
         rows = self.db.execute("SELECT path, note FROM files WHERE note IS NOT NULL")
         return [(from_stored(path), FileNote.parse(note)) for path, note in rows]
-
-    def lex(
-        self, terms: Sequence[str], limit: int, weights: tuple[float, float]
-    ) -> list[tuple[int, float]]:
-        """Chunk ids and BM25 scores (higher is better) of chunks holding any of `terms`
-        (normalised words); `weights`: BM25 weights of the heading and the body."""
-        if not terms:
-            return []
-        # Each term quoted, so no user text is FTS5 syntax (terms are \w+ runs: no quotes).
-        match = " OR ".join(f'"{t}"' for t in terms)
-        rows = self.db.execute(
-            "SELECT rowid, bm25(fts, ?, ?) AS r FROM fts WHERE fts MATCH ? ORDER BY r LIMIT ?",
-            (*weights, match, limit),
-        )
-        return [(cid, -score) for cid, score in rows]
-
-    def term_stats(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
-        """The number of chunks, and in how many each of these (normalised) words occurs
-        (absent words left out): FTS5's own counts, read through a vocabulary table."""
-        self.db.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, 'fts', 'row')"
-        )
-        marks = ",".join("?" * len(terms))
-        sql = f"SELECT term, doc FROM temp.vocab WHERE term IN ({marks})"
-        docs = dict(self.db.execute(sql, tuple(terms))) if terms else {}
-        return int(self._scalar("SELECT count(*) FROM chunks")), docs
 
     def data_version(self) -> int:
         """Changes whenever another connection (thread or process) commits to this file."""

@@ -32,6 +32,9 @@ class Tuning:
     adaptive_fusion: bool = True  # False: `dense_weight` for every query (as memo 0.1 did)
     fusion_candidates: int = 200  # candidates per side fused in hybrid (at least k)
     heading_weight: float = 2.0  # BM25 weight of the heading path (2 = 4 > 1 on train)
+    # Word score × (1 + this) for a passage whose heading path or file name holds every word
+    # of the query (it names the note). 0.5..4 measured alike on the train sets; 0: off.
+    heading_match_boost: float = 1.0
     body_weight: float = 1.0
     # How work is batched (no effect on results).
     batch_chunks: int = 256  # chunks per write transaction

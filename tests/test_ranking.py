@@ -79,3 +79,43 @@ def test_meaning_alone_below_the_floor_is_no_answer(tmp_path: Path, tiny_embedde
         assert [h.relpath for h in hits] == ["a.md"]
     with Engine(models=ModelSource(Floored(tiny_embedder, -1.0))) as e:
         assert [h.relpath for h in e.search(notes, "cat dog", mode="vec")] == ["a.md"]
+
+
+NAMED = {
+    "name-property-adox.md": "# Свойство name (ADOX)\n\nУказывает имя объекта.\n",
+    "properties-adox.md": "# Свойства, методы и события (ADOX)\n\n"
+    + "".join(
+        f"- свойство name объекта {i} (ADOX): имя, name, свойство name (ADOX)\n" for i in range(30)
+    ),
+}
+
+
+@pytest.mark.parametrize("mode", ["lex", "hybrid"])
+def test_the_note_the_query_names_comes_first(
+    tmp_path: Path, tiny_embedder: Embedder, mode: str
+) -> None:
+    """A query that is a note's title finds that note before a page that repeats its words."""
+    notes = write_notes(tmp_path / "notes", NAMED)
+    with Engine(models=ModelSource(tiny_embedder)) as engine:
+        hits = engine.search(notes, "Свойство name (ADOX)", k=1, mode=mode)
+        assert hits[0].relpath == "name-property-adox.md"
+    # The mechanism that does it: without the boost, the long page wins.
+    off = Tuning(heading_match_boost=0.0)
+    with Engine(models=ModelSource(tiny_embedder), tuning=off) as engine:
+        assert engine.search(notes, "Свойство name (ADOX)", k=1, mode=mode)[0].relpath == (
+            "properties-adox.md"
+        )
+
+
+def test_the_words_may_come_from_the_file_name(tmp_path: Path) -> None:
+    notes = write_notes(
+        tmp_path / "notes",
+        {
+            "sourdough-starter.md": "# Feeding\n\nFlour and water, daily.\n",
+            "bread.md": "# Bread\n\nA sourdough starter: feed the starter, the starter "
+            "rises; starter, starter, sourdough.\n",
+        },
+    )
+    with Engine() as engine:
+        hits = engine.search(notes, "sourdough starter", k=1, mode="lex")
+    assert hits[0].relpath == "sourdough-starter.md"
