@@ -22,16 +22,10 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2024-11-05",
-        "capabilities": {},
-        "clientInfo": {"name": "bench", "version": "0"},
-    },
-}
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _floor import INITIALIZE  # noqa: E402
+
 BOTH = "application/json, text/event-stream"
 
 
@@ -95,11 +89,11 @@ def main() -> None:
             t = time.perf_counter()
             refused = 0
             for _ in range(a.flood):
-                status, _, _ = post(url, INIT, BOTH)
+                status, _, _ = post(url, INITIALIZE, BOTH)
                 refused += status != 200
             took = time.perf_counter() - t
             after = rss_mb(proc.pid)
-            status, headers, _ = post(url, INIT, BOTH)
+            status, headers, _ = post(url, INITIALIZE, BOTH)
             print(
                 f"{a.flood} initialize without DELETE: {took:.1f} s "
                 f"({took / a.flood * 1000:.2f} ms each), {refused} refused; "

@@ -42,8 +42,8 @@ class WordSearch:
         ]
         if not heading_boost or not rows:
             return rows
-        # Every chunk so named, then those among the candidates: FTS5 answers a rowid IN (…)
-        # constraint one value at a time, 150 times slower here than the whole match.
+        # Every chunk so named, then those among the candidates: the same match restricted
+        # by `rowid IN (…)` measured 160 times slower (39 ms against 0.24 ms, office-dev-en).
         named = {
             cid
             for (cid,) in self.db.execute(
