@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .headings import rendered
+
 __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "MAX_HEADING_CHARS", "Chunk", "chunk_markdown"]
 
 # Bump whenever a change here can split a note differently: indexes record it and rebuild.
-CHUNKER_VERSION = 2
+# 3: headings as a reader sees them (inline HTML tags and `{#id}` blocks dropped).
+CHUNKER_VERSION = 3
 # A heading path is cut here (every chunk stores its own: a 12,000-word title under 2,000
 # sections would otherwise store 2,000 copies of it); a longer title stays whole in the text.
 MAX_HEADING_CHARS = 200
@@ -112,7 +115,7 @@ def _scan(lines: list[str], start: int) -> tuple[list[_Heading], dict[int, int]]
             headings.append((i, i, atx[0], atx[1]))
             para = -1
         elif ch in "=-" and para >= 0 and setext_ok and _is_underline(s):
-            title = _clean(" ".join(lines[para:i]))
+            title = rendered(" ".join(lines[para:i]))
             headings.append((para, i, 1 if ch == "=" else 2, title))
             para = -1
         elif ch in "-*_" and _is_thematic_break(s):
@@ -156,11 +159,7 @@ def _atx(s: str) -> tuple[int, str] | None:
         rest = ""
     elif body[-1] in " \t":
         rest = body
-    return level, _clean(rest)
-
-
-def _clean(title: str) -> str:
-    return " ".join(title.split())  # tabs and runs of spaces become one space
+    return level, rendered(rest)
 
 
 def _fence_opens(s: str) -> tuple[str, int] | None:

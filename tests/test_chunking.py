@@ -190,6 +190,30 @@ CASES: list[tuple[str, str, list[tuple[int, str, str]]]] = [
     ),
     ("cyrillic-setext", "Заметки\n=======\nпро всё", [(1, "Заметки", "про всё")]),
     ("cyrillic-hashtag", "#тег\n# Раздел", [(1, "", "#тег"), (2, "Раздел", "")]),
+    # --- Headings as rendered: inline HTML, attribute blocks and entities are not words
+    (
+        "html-anchor-in-heading",
+        '# <a name="relations-dao"></a>Свойство Relations (DAO)\nx\n## <a name="s"></a>Синтаксис\ny',
+        [(1, "Свойство Relations (DAO)", "x"), (3, "Свойство Relations (DAO) > Синтаксис", "y")],
+    ),
+    ("html-break-between-words", "# One<br/>Two\nx", [(1, "One Two", "x")]),
+    ("html-comment", "# <!-- todo -->Plan\nx", [(1, "Plan", "x")]),
+    ("anchor-only-heading", '# A\n## <a id="x"></a>\ny', [(2, "A", "y")]),
+    ("attribute-block", "# Setup {#setup .wide}\nx", [(1, "Setup", "x")]),
+    ("attribute-block-colon", "# Setup {: #setup}\nx", [(1, "Setup", "x")]),
+    (
+        "braces-that-are-text",
+        "# Set {a, b}\nx\n# f{#x}\ny",
+        [(1, "Set {a, b}", "x"), (3, "f{#x}", "y")],
+    ),
+    ("entities", "# Ruler &amp; Grid &lt;b&gt;\nx", [(1, "Ruler & Grid <b>", "x")]),
+    ("less-than-is-text", "# a < b and c > d\nx", [(1, "a < b and c > d", "x")]),
+    (
+        "autolink-keeps-its-text",
+        "# See <https://x.org/a> or <me@x.org>\nx",
+        [(1, "See https://x.org/a or me@x.org", "x")],
+    ),
+    ("unclosed-tag-is-text", "# x <y\nz", [(1, "x <y", "z")]),
 ]
 
 
@@ -329,6 +353,9 @@ def test_split(text: str, max_chars: int, expected: list[tuple[int, str, str]]) 
         "```\n" * 50_000,
         "# a\n" * 50_000,
         "- x\n" * 50_000,
+        "# " + "<a" * 300_000 + ">",
+        "# " + "<a>" * 300_000,
+        "# " + "x {" * 300_000 + "#}",
     ],
     ids=[
         "hashes",
@@ -342,6 +369,9 @@ def test_split(text: str, max_chars: int, expected: list[tuple[int, str, str]]) 
         "fence-lines",
         "headings",
         "list",
+        "open-tags",
+        "tags",
+        "braces",
     ],
 )
 def test_hostile_input_is_linear(text: str) -> None:
