@@ -40,11 +40,10 @@ def collect(root: Path, queries: list[tuple[str, dict[str, int]]], embedder, tun
                     "SELECT c.id, f.path FROM chunks c JOIN files f ON f.id = c.file_id"
                 )
             }
-            weights = (tuning.heading_weight, tuning.body_weight)
             qvecs = embedder.embed([q for q, _ in queries], query=True)
             for (q, rels), qvec in zip(queries, qvecs, strict=True):
                 terms = textnorm.query_terms(q)
-                lex = store.lex(terms, CANDIDATES, weights, tuning.heading_match_boost)
+                lex = coll.candidates(store, terms, None, None, CANDIDATES, "lex").lex
                 vec = C.knn(coll, store, qvec, CANDIDATES)
                 cov, mass = coverage(store, terms)
                 strength = (lex[0][1] / mass) if lex and mass else 0.0

@@ -263,7 +263,6 @@ def breakdown(s, queries: list[str], k: int, mode: str) -> dict:
     }
     tuning = s.engine.tuning
     emb = s.engine.models.get() if mode != "lex" else None
-    weights = (tuning.heading_weight, tuning.body_weight)
     n = k if mode == "vec" else max(k, tuning.fusion_candidates)  # as the engine does
     for q in queries:
         t0 = time.perf_counter()
@@ -275,8 +274,7 @@ def breakdown(s, queries: list[str], k: int, mode: str) -> dict:
         for c in s.collections:
             with C.reading(c) as store:
                 a = time.perf_counter()
-                boost = tuning.heading_match_boost
-                lex = store.lex(terms, n, weights, boost) if mode != "vec" else []
+                lex = c.candidates(store, terms, None, None, n, "lex").lex if mode != "vec" else []
                 b = time.perf_counter()
                 vec = C.knn(c, store, qvec, n) if qvec is not None else []
                 d = time.perf_counter()

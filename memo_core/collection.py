@@ -19,7 +19,7 @@ from pathlib import Path
 import apsw
 import numpy as np
 
-from . import indexfile
+from . import indexfile, naming
 from .changelog import EMPTY_FINGERPRINT
 from .embedder import Embedder
 from .errors import IndexBusyError, IndexLocationError, IndexStoreError
@@ -132,7 +132,9 @@ class Collection:
         found = Candidates(self, store)
         if mode != "vec":
             weights = (self.tuning.heading_weight, self.tuning.body_weight)
-            found.lex = store.lex(terms, n, weights, self.tuning.heading_match_boost)
+            found.lex = store.lex(terms, n, weights)
+            named = store.named(terms, [cid for cid, _ in found.lex])
+            found.lex = naming.boost(found.lex, store.chunk_rows(named), terms, self.tuning)
         if stats and mode != "vec":
             found.chunks, found.term_docs = store.term_stats(terms)
         if qvec is not None and mode != "lex":

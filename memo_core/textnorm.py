@@ -56,24 +56,25 @@ def _stem(word: str) -> str:
     return word
 
 
-def words(text: str) -> list[str]:
-    """Lowercased, ё-folded words of `text`, in order; then every hyphenated compound
-    written together (`wi-fi` gives `wi`, `fi` and, at the end, `wifi`)."""
+def words(text: str, joined: bool = True) -> list[str]:
+    """Lowercased, ё-folded words of `text`, in order; then (`joined`) every hyphenated
+    compound written together (`wi-fi` gives `wi`, `fi` and, at the end, `wifi`)."""
     low = text.lower().replace("ё", "е")
     found = _WORD.findall(low)
-    if _HYPHEN.search(low):
+    if joined and _HYPHEN.search(low):
         found += [_HYPHEN.sub("", m) for m in _COMPOUND.findall(low)]
     return found
 
 
-def path_text(rel: str) -> str:
+def path_text(rel: str, whole: bool = True) -> str:
     """The words of a note's path, for searching by them: folders and the file name split
-    at `/`, `_`, `.` and camelCase humps (each hump also whole), without the `.md`."""
+    at `/`, `_`, `.` and camelCase humps (each hump also `whole`), without the `.md`."""
     stem = rel[: -len(".md")] if rel.lower().endswith(".md") else rel
     parts = []
     for segment in _NAME_SEPARATORS.split(stem):
-        parts.append(segment)
         humps = _HUMP.split(segment)
+        if whole or len(humps) == 1:
+            parts.append(segment)
         if len(humps) > 1:
             parts += humps
     return " ".join(p for p in parts if p)
@@ -84,9 +85,10 @@ def normalize(text: str) -> str:
     return " ".join(_stem(w) for w in words(text))
 
 
-def query_terms(query: str, limit: int = 64) -> list[str]:
-    """Distinct stems of a user query, stopwords dropped unless nothing else is left."""
-    ws = words(query)
+def query_terms(query: str, limit: int = 64, joined: bool = True) -> list[str]:
+    """Distinct stems of a user query, stopwords dropped unless nothing else is left
+    (`joined`: hyphenated compounds also written together, as `words` does)."""
+    ws = words(query, joined)
     kept = [w for w in ws if w not in STOPWORDS] or ws
     seen: dict[str, None] = {}
     for w in kept:

@@ -32,9 +32,11 @@ class Tuning:
     adaptive_fusion: bool = True  # False: `dense_weight` for every query (as memo 0.1 did)
     fusion_candidates: int = 200  # candidates per side fused in hybrid (at least k)
     heading_weight: float = 2.0  # BM25 weight of the heading path (2 = 4 > 1 on train)
-    # Word score × (1 + this) for a passage whose heading path or file name holds every word
-    # of the query (it names the note). 0.5..4 measured alike on the train sets; 0: off.
-    heading_match_boost: float = 1.0
+    # A passage whose heading path or note path holds every word of the query (it names the
+    # passage) scores × (1 + heading_match_boost + title_exact_boost × the largest share of
+    # a title's words that are query words): see naming.py. 0 and 0: off.
+    heading_match_boost: float = 0.5
+    title_exact_boost: float = 1.5
     body_weight: float = 1.0
     # How work is batched (no effect on results).
     batch_chunks: int = 256  # chunks per write transaction

@@ -100,7 +100,7 @@ def test_the_note_the_query_names_comes_first(
         hits = engine.search(notes, "Свойство name (ADOX)", k=1, mode=mode)
         assert hits[0].relpath == "name-property-adox.md"
     # The mechanism that does it: without the boost, the long page wins.
-    off = Tuning(heading_match_boost=0.0)
+    off = Tuning(heading_match_boost=0.0, title_exact_boost=0.0)
     with Engine(models=ModelSource(tiny_embedder), tuning=off) as engine:
         assert engine.search(notes, "Свойство name (ADOX)", k=1, mode=mode)[0].relpath == (
             "properties-adox.md"
