@@ -275,7 +275,14 @@ def index_digest() -> str:
     import hashlib
 
     h = hashlib.blake2b(digest_size=8)
-    for name in ("chunking.py", "indexer.py", "textnorm.py", "store.py", "schema.py"):
+    for name in (
+        "chunking.py",
+        "headings.py",
+        "indexer.py",
+        "textnorm.py",
+        "store.py",
+        "schema.py",
+    ):
         p = REPO / "memo_core" / name
         h.update(p.read_bytes() if p.is_file() else b"")
     return h.hexdigest()

@@ -63,7 +63,12 @@ def judged_sets(en: Path, ru: Path, n: int, split: str, seed: int = 12) -> dict:
     counts = Counter(q for _, q_en, q_ru in pairs for q in (q_en, q_ru))
     pairs = [t for t in pairs if counts[t[1]] == 1 and counts[t[2]] == 1]
     random.Random(seed).shuffle(pairs)
-    chosen = pairs[:n] if split == "train" else pairs[n : 2 * n]
+    # "wide": the train split and the 900 pages after the test split, for choosing on more.
+    chosen = {
+        "train": pairs[:n],
+        "test": pairs[n : 2 * n],
+        "wide": pairs[:n] + pairs[2 * n : 5 * n],
+    }[split]
     return {
         "en→ru": [(q_en, rel) for rel, q_en, _ in chosen],
         "ru→ru": [(q_ru, rel) for rel, _, q_ru in chosen],
@@ -101,7 +106,7 @@ def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("en", type=Path)
     p.add_argument("ru", type=Path)
-    p.add_argument("--split", default="test", choices=("test", "train"))
+    p.add_argument("--split", default="test", choices=("test", "train", "wide"))
     p.add_argument("--queries", type=int, default=300)
     p.add_argument("--modes", default=",".join(MODES))
     p.add_argument("--folders", type=int, default=1, help="deal the notes into N collections")

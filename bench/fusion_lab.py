@@ -3,11 +3,14 @@
 ranks them the way the engine would, and nDCG@10 is compared.
 
     python bench/fusion_lab.py ../shared/data/scifact-en ../shared/data/office-dev-en \
-        ../shared/data/office-dev-ru [--queries 300]
+        ../shared/data/office-dev-ru [--queries 300] [--split wide] [--names]
 
 Sets: SciFact train (its qrels), and the four office-dev directions of crossling.py's train
 split. Policies: fixed dense weights, and weights gated by the query's word coverage (the
 share of the query's IDF mass that occurs in the searched notes) — see BENCHMARKS.md.
+`--names`: the naming boosts (heading match, title exactness) compared, lex and hybrid.
+`--split wide`: choose on more queries (all of SciFact train; 1,200 office-dev pages: the
+train split and the 900 after the test split).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import argparse
 import math
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -156,9 +160,49 @@ def answers_lost(sets: dict, floor: float, *, hybrid: bool) -> float:
     return lost / max(1, total)
 
 
+def judged_queries(args, embedder, tuning) -> dict[str, tuple[Path, list, bool]]:
+    """{set: (index root, [(query, relevant)], judged by file name)} of the split."""
+    qpath, rpath = C.split_files(args.scifact, "train" if args.split == "wide" else args.split)
+    qs, qrels = C.load_queries(qpath), C.load_qrels(rpath)
+    sci = [(qs[q], qrels[q]) for q in qs if q in qrels]
+    root = C.cached_index(args.scifact, args.workdir, tuning, embedder)[0]
+    out = {"scifact": (root, sci if args.split == "wide" else sci[: args.queries], True)}
+    for direction, pairs in crossling.judged_sets(
+        args.en, args.ru, args.queries, args.split
+    ).items():
+        ds = args.ru if direction.endswith("ru") else args.en
+        root = C.cached_index(ds, args.workdir, tuning, embedder)[0]
+        out[direction] = (root, [(q, {a: 1}) for q, a in pairs], False)
+    return out
+
+
+def compare_names(judged: dict, embedder, tuning) -> None:
+    """Word candidates re-taken under each naming boost (heading match, title exactness):
+    nDCG@10 of lex alone and of hybrid under the engine's weight policy."""
+    print(f"{'naming boost':26} " + " ".join(f"{name:>8}" for name in judged))
+    for match, exact in (
+        (0.0, 0.0),
+        (1.0, 0.0),
+        (0.5, 0.5),
+        (1.0, 0.5),
+        (1.0, 1.0),
+        (0.5, 1.5),
+        (1.0, 2.0),
+    ):
+        t = replace(tuning, heading_match_boost=match, title_exact_boost=exact)
+        rows = {n: (collect(root, qs, embedder, t), bn) for n, (root, qs, bn) in judged.items()}
+        for mode, policy in (("lex", lambda sig: 0.0), ("hybrid", engine_policy)):
+            scores = " ".join(f"{score(r, policy, bn):8.4f}" for r, bn in rows.values())
+            print(f"{mode + f' {match:g} + {exact:g}':26} {scores}", flush=True)
+    print()
+
+
 def engine_policy(sig: tuple[float, float]) -> float:
-    """The policy chosen for the engine: w0 0.15, c 1, p 0.5 (see BENCHMARKS.md)."""
-    return 1 - (1 - 0.15) * min(1.0, sig[1] / 1.0) ** 0.5
+    """The engine's policy, with its default settings (fusion.dense_weight)."""
+    from memo_core import Tuning
+
+    t = Tuning()
+    return 1 - (1 - t.dense_weight) * min(1.0, sig[1] / t.lex_full_strength) ** t.lex_strength_power
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -167,24 +211,22 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("en", type=Path)
     p.add_argument("ru", type=Path)
     p.add_argument("--queries", type=int, default=300)
-    p.add_argument("--split", default="train", choices=("train", "test"), help="tune on train")
+    p.add_argument(
+        "--split",
+        default="train",
+        choices=("train", "test", "wide"),
+        help="tune on train or wide (all SciFact train; office-dev train + 900 more pages)",
+    )
+    p.add_argument("--names", action="store_true", help="also compare the naming boosts")
     C.add_model_args(p)
     args = p.parse_args(argv)
     C.apply_model_args(args)
     embedder = C.get_embedder(args)
     tuning = C.tuning_from()
-    sets: dict[str, tuple[list, bool]] = {}
-    qpath, rpath = C.split_files(args.scifact, args.split)
-    qs, qrels = C.load_queries(qpath), C.load_qrels(rpath)
-    sci = [(qs[q], qrels[q]) for q in qs if q in qrels][: args.queries]
-    root = C.cached_index(args.scifact, args.workdir, tuning, embedder)[0]
-    sets["scifact"] = (collect(root, sci, embedder, tuning), True)
-    judged = crossling.judged_sets(args.en, args.ru, args.queries, args.split)
-    for direction, pairs in judged.items():
-        ds = args.ru if direction.endswith("ru") else args.en
-        root = C.cached_index(ds, args.workdir, tuning, embedder)[0]
-        rows = collect(root, [(q, {a: 1}) for q, a in pairs], embedder, tuning)
-        sets[direction] = (rows, False)
+    judged = judged_queries(args, embedder, tuning)
+    sets = {
+        name: (collect(root, qs, embedder, tuning), bn) for name, (root, qs, bn) in judged.items()
+    }
     policies: dict[str, Callable[[tuple[float, float]], float]] = {}
     for w in (0.0, 0.2, 0.3, 0.5, 0.7, 1.0):
         policies[f"fixed {w}"] = lambda sig, w=w: w
@@ -212,6 +254,8 @@ def main(argv: list[str] | None = None) -> dict:
             flush=True,
         )
     print()
+    if args.names:
+        compare_names(judged, embedder, tuning)
     calibrate(sets, embedder, args, tuning)
     for i, what in enumerate(("mean coverage", "mean strength")):
         means = {s: sum(r[2][i] for r in rows) / len(rows) for s, (rows, _) in sets.items()}

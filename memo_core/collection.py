@@ -133,8 +133,9 @@ class Collection:
         if mode != "vec":
             weights = (self.tuning.heading_weight, self.tuning.body_weight)
             found.lex = store.lex(terms, n, weights)
-            named = store.named(terms, [cid for cid, _ in found.lex])
-            found.lex = naming.boost(found.lex, store.chunk_rows(named), terms, self.tuning)
+            if self.tuning.heading_match_boost or self.tuning.title_exact_boost:
+                named = store.named(terms, [cid for cid, _ in found.lex])
+                found.lex = naming.boost(found.lex, store.chunk_rows(named), terms, self.tuning)
         if stats and mode != "vec":
             found.chunks, found.term_docs = store.term_stats(terms)
         if qvec is not None and mode != "lex":

@@ -42,18 +42,10 @@ def boost(
     if not named:
         return lex
     query = set(terms)
-    raised = [
-        (
-            cid,
-            s
-            * (
-                1
-                + tuning.heading_match_boost
-                + tuning.title_exact_boost * exactness(query, named[cid].heading, named[cid].path)
-            ),
-        )
-        if cid in named
-        else (cid, s)
-        for cid, s in lex
-    ]
+
+    def factor(row: ChunkRow) -> float:
+        exact = exactness(query, row.heading, row.path)
+        return 1 + tuning.heading_match_boost + tuning.title_exact_boost * exact
+
+    raised = [(cid, s * factor(named[cid]) if cid in named else s) for cid, s in lex]
     return sorted(raised, key=lambda t: (-t[1], t[0]))

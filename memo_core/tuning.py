@@ -25,9 +25,10 @@ class Tuning:
     # How a search ranks (read per query: no rebuild).
     # Share of the vector side in hybrid when the query's words match the notes well; less
     # well matched (another language, words the notes do not use), the vectors get more say:
-    # see fusion.dense_weight. Tuned on SciFact train and office-dev train, four directions.
-    dense_weight: float = 0.15
-    lex_full_strength: float = 1.0  # best BM25 / the query's IDF mass at which words count fully
+    # see fusion.dense_weight. Chosen on SciFact train and office-dev's wide train split, four
+    # directions (bench/fusion_lab.py --split wide; BENCHMARKS.md).
+    dense_weight: float = 0.1
+    lex_full_strength: float = 1.25  # best BM25 / the query's IDF mass where words count fully
     lex_strength_power: float = 0.5
     adaptive_fusion: bool = True  # False: `dense_weight` for every query (as memo 0.1 did)
     fusion_candidates: int = 200  # candidates per side fused in hybrid (at least k)

@@ -193,7 +193,8 @@ CASES: list[tuple[str, str, list[tuple[int, str, str]]]] = [
     # --- Headings as rendered: inline HTML, attribute blocks and entities are not words
     (
         "html-anchor-in-heading",
-        '# <a name="relations-dao"></a>Свойство Relations (DAO)\nx\n## <a name="s"></a>Синтаксис\ny',
+        '# <a name="relations-dao"></a>Свойство Relations (DAO)\nx\n'
+        '## <a name="s"></a>Синтаксис\ny',
         [(1, "Свойство Relations (DAO)", "x"), (3, "Свойство Relations (DAO) > Синтаксис", "y")],
     ),
     ("html-break-between-words", "# One<br/>Two\nx", [(1, "One Two", "x")]),

@@ -42,9 +42,10 @@ def test_collections_are_scaled_to_the_idf_of_them_all() -> None:
     [
         (None, 1.0),  # no word matched: meaning alone
         (0.0, 1.0),
-        (0.25, 1 - 0.85 * 0.5),  # the best passage holds a quarter of the query's IDF mass
-        (1.0, 0.15),  # all of it: the base weight
-        (3.0, 0.15),
+        (0.3125, 1 - 0.9 * 0.5),  # the best passage scores a quarter of full strength (1.25)
+        (1.0, 1 - 0.9 * 0.8**0.5),  # the query's IDF mass: not quite full strength yet
+        (1.25, 0.1),  # full strength: the base weight
+        (3.0, 0.1),
     ],
 )
 def test_the_vector_side_gets_more_say_when_words_match_less(
