@@ -208,6 +208,8 @@ CASES: list[tuple[str, str, list[tuple[int, str, str]]]] = [
         [(1, "Set {a, b}", "x"), (3, "f{#x}", "y")],
     ),
     ("entities", "# Ruler &amp; Grid &lt;b&gt;\nx", [(1, "Ruler & Grid <b>", "x")]),
+    # An entity cannot put a line break into a heading (a hit's first line is one line).
+    ("entity-line-breaks", "# A&#10;B&#13;C&#x2028;D\nx", [(1, "A B C D", "x")]),
     ("less-than-is-text", "# a < b and c > d\nx", [(1, "a < b and c > d", "x")]),
     (
         "autolink-keeps-its-text",
