@@ -68,7 +68,8 @@ def words(text: str, joined: bool = True) -> list[str]:
 
 def path_text(rel: str, whole: bool = True) -> str:
     """The words of a note's path, for searching by them: folders and the file name split
-    at `/`, `_`, `.` and camelCase humps (each hump also `whole`), without the `.md`."""
+    at `/`, `_`, `.` and camelCase humps, without the `.md`; `whole`: a segment with humps
+    is a word as well (`MessageBox` gives `MessageBox Message Box`)."""
     stem = rel[: -len(".md")] if rel.lower().endswith(".md") else rel
     parts = []
     for segment in _NAME_SEPARATORS.split(stem):
