@@ -21,11 +21,15 @@ from dataclasses import dataclass
 import apsw
 
 from .rows import from_stored
+from .values import FileNote
 
 KEEP_VERSIONS = 1000
 KEEP_DAYS = 90
 _MOD = 1 << 128
 EMPTY_FINGERPRINT = f"{0:024x}"
+# A file's content as the feed sees it: a FIFO, device or socket named *.md is never read,
+# so it is no note (a client opening what the feed lists would hang on it): no content.
+CONTENT = f"CASE WHEN note = '{FileNote.SPECIAL.value}' THEN NULL ELSE hash END"
 
 
 def item(path: str, digest: str | None) -> int:
@@ -100,8 +104,8 @@ class ChangeLog:
         """Take over `live`'s history, then log what differs from it as one more version
         (call inside a write transaction): this fresh index is about to replace `live`, and
         fingerprints given out before that still get exact deltas."""
-        then = dict(live.db.execute("SELECT path, hash FROM files"))
-        now = dict(self.db.execute("SELECT path, hash FROM files"))
+        then = dict(live.db.execute(f"SELECT path, {CONTENT} FROM files"))
+        now = dict(self.db.execute(f"SELECT path, {CONTENT} FROM files"))
         self.db.execute("DELETE FROM history")
         self.db.execute("DELETE FROM file_log")
         copy = [
@@ -134,7 +138,8 @@ class ChangeLog:
 
     def paths(self) -> list[str]:
         """Every indexed note's relative path, sorted."""
-        return sorted(from_stored(p) for (p,) in self.db.execute("SELECT path FROM files"))
+        sql = f"SELECT path FROM files WHERE {CONTENT} IS NOT NULL"
+        return sorted(from_stored(p) for (p,) in self.db.execute(sql))
 
     def delta_since(self, fingerprint: str) -> Delta | None:
         """What changed since the content had `fingerprint` (its latest such version);
@@ -154,7 +159,7 @@ class ChangeLog:
             then.setdefault(path, old)
         added, changed, removed = [], [], []
         for path, old in then.items():
-            now = self.db.execute("SELECT hash FROM files WHERE path = ?", (path,)).fetchone()
+            now = self.db.execute(f"SELECT {CONTENT} FROM files WHERE path = ?", (path,)).fetchone()
             new = now[0] if now else None
             if old is None and new is not None:
                 added.append(from_stored(path))

@@ -20,7 +20,7 @@ import apsw
 import numpy as np
 
 from . import indexfile, textnorm
-from .changelog import ChangeLog
+from .changelog import CONTENT, ChangeLog
 from .chunking import Chunk
 from .rows import ChunkRow, FileState, from_stored, stored
 from .schema import new_generation
@@ -208,19 +208,20 @@ class Store(ChangeLog, WordSearch):
         self, path: str, mtime_ns: int, size: int, h: str, note: FileNote | None
     ) -> int:
         key = stored(path)
-        old = self._scalar("SELECT hash FROM files WHERE path = ?", (key,))
+        old = self._scalar(f"SELECT {CONTENT} FROM files WHERE path = ?", (key,))
         self.db.execute(
             "INSERT INTO files(path, mtime_ns, size, hash, note) VALUES (?, ?, ?, ?, ?) "
             "ON CONFLICT(path) DO UPDATE SET mtime_ns = excluded.mtime_ns, "
             "size = excluded.size, hash = excluded.hash, note = excluded.note",
             (key, mtime_ns, size, h, note.value if note else None),
         )
-        self._log_change(key, old, h)
+        self._log_change(key, old, None if note is FileNote.SPECIAL else h)
         return int(self._scalar("SELECT id FROM files WHERE path = ?", (key,)))
 
     def delete_file(self, file_id: int) -> None:
         self.delete_chunks([cid for cid, _ in self.file_chunks(file_id)])
-        row = self.db.execute("SELECT path, hash FROM files WHERE id = ?", (file_id,)).fetchone()
+        sql = f"SELECT path, {CONTENT} FROM files WHERE id = ?"
+        row = self.db.execute(sql, (file_id,)).fetchone()
         self.db.execute("DELETE FROM files WHERE id = ?", (file_id,))
         if row:
             self._log_change(row[0], row[1], None)

@@ -123,6 +123,26 @@ def test_a_file_removed_and_restored_is_unchanged(engine: Engine, notes: Path) -
     assert (report.mode, report.added, report.changed, report.removed) == ("delta", [], [], [])
 
 
+def test_a_special_file_is_not_a_note_of_the_feed(engine: Engine, notes: Path) -> None:
+    """A FIFO named *.md is never read, so it is no note: a client that opened what the feed
+    lists would hang on it. It appears in no listing, no delta and no fingerprint."""
+    first = engine.changes(notes).fingerprint
+    os.mkfifo(notes / "pipe.md")
+    report = engine.changes(notes, first)
+    assert (report.mode, report.added, report.changed, report.removed) == ("delta", [], [], [])
+    assert report.fingerprint == first
+    assert rel(engine.changes(notes), notes)["files"] == ["a.md", "b.md", "sub/c.md"]
+    # A regular note in its place is a note again, and its going is a removal.
+    (notes / "pipe.md").unlink()
+    edit(notes / "pipe.md", "# Pipe\n\nnow a note\n")
+    assert rel(engine.changes(notes, first), notes)["added"] == ["pipe.md"]
+    second = engine.changes(notes).fingerprint
+    (notes / "pipe.md").unlink()
+    os.mkfifo(notes / "pipe.md")
+    assert rel(engine.changes(notes, second), notes)["removed"] == ["pipe.md"]
+    assert engine.changes(notes).fingerprint == first
+
+
 def test_touched_without_a_content_change_is_no_change(engine: Engine, notes: Path) -> None:
     first = engine.changes(notes).fingerprint
     edit(notes / "a.md", NOTES["a.md"])  # the same bytes, a new mtime
