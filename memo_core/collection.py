@@ -19,7 +19,7 @@ from pathlib import Path
 import apsw
 import numpy as np
 
-from . import indexfile, naming
+from . import indexfile
 from .changelog import EMPTY_FINGERPRINT
 from .embedder import Embedder
 from .errors import IndexBusyError, IndexLocationError, IndexStoreError
@@ -35,6 +35,7 @@ from .store import Store
 from .tuning import Tuning
 from .values import MAX_HIT_CHARS, ModeName, Notice, NoticeKind
 from .vectors import VectorCache
+from .wordscore import word_candidates
 
 
 class Collection:
@@ -131,11 +132,7 @@ class Collection:
         `stats`: with the counts of the query's words, for ranking (fusion)."""
         found = Candidates(self, store)
         if mode != "vec":
-            weights = (self.tuning.heading_weight, self.tuning.body_weight)
-            found.lex = store.lex(terms, n, weights)
-            if self.tuning.heading_match_boost or self.tuning.title_exact_boost:
-                named = store.named(terms, [cid for cid, _ in found.lex])
-                found.lex = naming.boost(found.lex, store.chunk_rows(named), terms, self.tuning)
+            found.lex = word_candidates(store, terms, n, self.tuning)
         if stats and mode != "vec":
             found.chunks, found.term_docs = store.term_stats(terms)
         if qvec is not None and mode != "lex":

@@ -38,6 +38,10 @@ class Tuning:
     # a title's words that are query words): see naming.py. 0 and 0: off.
     heading_match_boost: float = 0.5
     title_exact_boost: float = 1.5
+    # Word score + this × the BM25 of the query's adjacent word pairs standing within
+    # `proximity_window` words of each other in the passage (wordscore.py). 0: off.
+    proximity_weight: float = 0.1
+    proximity_window: int = 3
     body_weight: float = 1.0
     # How work is batched (no effect on results).
     batch_chunks: int = 256  # chunks per write transaction

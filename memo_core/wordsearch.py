@@ -42,6 +42,23 @@ class WordSearch:
         }
         return [cid for cid in among if cid in named]
 
+    def near(
+        self, terms: Sequence[str], limit: int, weights: tuple[float, float], window: int
+    ) -> dict[int, float]:
+        """BM25 scores (higher is better) of the `limit` best chunks where two of `terms`
+        that are adjacent in the query stand within `window` words of each other."""
+        quoted = _quoted(terms)
+        pairs = [f"NEAR({a} {b}, {int(window)})" for a, b in zip(quoted, quoted[1:], strict=False)]
+        if not pairs:
+            return {}
+        return {
+            cid: -score
+            for cid, score in self.db.execute(
+                "SELECT rowid, bm25(fts, ?, ?) AS r FROM fts WHERE fts MATCH ? ORDER BY r LIMIT ?",
+                (*weights, " OR ".join(pairs), limit),
+            )
+        }
+
     def term_stats(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         """The number of chunks, and in how many each of these (normalised) words occurs
         (absent words left out): FTS5's own counts, read through a vocabulary table."""

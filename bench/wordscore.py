@@ -1,12 +1,15 @@
-"""What the naming boosts cost a search: the same searches with them off, as before the title
-exactness (heading match only) and as now, side by side in one process (interleaved, so the
-machine's noise falls on all three alike).
+"""What the word score's extras cost a search: the same searches with none of them, with the
+name match only (as before titles), with names and title exactness, and with proximity on
+top (the engine's default), side by side in one process (interleaved, so the machine's
+noise falls on all alike).
 
-    python bench/naming.py ../shared/data/office-dev-en ../shared/data/office-dev-ru
+    python bench/wordscore.py ../shared/data/office-dev-en ../shared/data/office-dev-ru
 
-Queries: the en→en train queries of crossling.py (page titles and descriptions, half of
-which name a page), and one word that is in every note's path ("docs": every candidate is
-named, the most work the boost can have). Printed: p50 / p90 ms per setting and mode.
+Queries: the en→en train queries of crossling.py over office-dev-en (page titles and
+descriptions, half of which name a page); one word that is in every note's path ("docs":
+every candidate is named, the most work the name boost can have); with `--scifact DIR`,
+SciFact's train claims over SciFact (long queries: the most word pairs for proximity).
+Printed: p50 / p90 ms per setting and mode.
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ import crossling  # noqa: E402
 from memo_core import Engine, ModelSource, Tuning  # noqa: E402
 
 SETTINGS = {
-    "off": Tuning(heading_match_boost=0.0, title_exact_boost=0.0),
-    "match only": Tuning(heading_match_boost=1.0, title_exact_boost=0.0),
+    "off": Tuning(heading_match_boost=0.0, title_exact_boost=0.0, proximity_weight=0.0),
+    "match": Tuning(heading_match_boost=1.0, title_exact_boost=0.0, proximity_weight=0.0),
+    "names": Tuning(proximity_weight=0.0),
     "now": Tuning(),
 }
 
@@ -37,17 +41,22 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("ru", type=Path)
     p.add_argument("--queries", type=int, default=150)
     p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--scifact", type=Path, default=None)
     C.add_model_args(p)
     args = p.parse_args(argv)
     C.apply_model_args(args)
     embedder = C.get_embedder(args)
     root = C.cached_index(args.en, args.workdir, Tuning(), embedder)[0]
     pairs = crossling.judged_sets(args.en, args.ru, args.queries, "train")["en→en"]
-    sets = {"titles": [q for q, _ in pairs], "docs": ["docs"] * 20}
+    sets = {"titles": (root, [q for q, _ in pairs]), "docs": (root, ["docs"] * 20)}
+    if args.scifact:
+        claims = list(C.load_queries(C.split_files(args.scifact, "train")[0]).values())
+        sci = C.cached_index(args.scifact, args.workdir, Tuning(), embedder)[0]
+        sets["claims"] = (sci, claims[: args.queries])
     engines = {n: Engine(models=ModelSource(embedder), tuning=t) for n, t in SETTINGS.items()}
     out: dict = {}
     try:
-        for label, queries in sets.items():
+        for label, (root, queries) in sets.items():
             for mode in ("lex", "hybrid"):
                 times: dict[str, list[float]] = {n: [] for n in engines}
                 for _ in range(args.rounds):
