@@ -3,12 +3,13 @@
 ranks them the way the engine would, and nDCG@10 is compared.
 
     python bench/fusion_lab.py ../shared/data/scifact-en ../shared/data/office-dev-en \
-        ../shared/data/office-dev-ru [--queries 300] [--split wide] [--names]
+        ../shared/data/office-dev-ru [--queries 300] [--split wide] [--names] [--proximity]
 
 Sets: SciFact train (its qrels), and the four office-dev directions of crossling.py's train
 split. Policies: fixed dense weights, and weights gated by the query's word coverage (the
 share of the query's IDF mass that occurs in the searched notes) — see BENCHMARKS.md.
-`--names`: the naming boosts (heading match, title exactness) compared, lex and hybrid.
+`--names`, `--proximity`: variants of the word score (the name boosts; the proximity
+weight and window) compared, lex and hybrid.
 `--split wide`: choose on more queries (all of SciFact train; 1,200 office-dev pages: the
 train split and the 900 after the test split).
 """
@@ -176,25 +177,38 @@ def judged_queries(args, embedder, tuning) -> dict[str, tuple[Path, list, bool]]
     return out
 
 
-def compare_names(judged: dict, embedder, tuning) -> None:
-    """Word candidates re-taken under each naming boost (heading match, title exactness):
+def compare_tunings(judged: dict, embedder, variants: dict) -> None:
+    """Word candidates re-taken under each variant of the word score (name boosts, proximity):
     nDCG@10 of lex alone and of hybrid under the engine's weight policy."""
-    print(f"{'naming boost':26} " + " ".join(f"{name:>8}" for name in judged))
-    for match, exact in (
-        (0.0, 0.0),
-        (1.0, 0.0),
-        (0.5, 0.5),
-        (1.0, 0.5),
-        (1.0, 1.0),
-        (0.5, 1.5),
-        (1.0, 2.0),
-    ):
-        t = replace(tuning, heading_match_boost=match, title_exact_boost=exact)
+    print(f"{'word score':26} " + " ".join(f"{name:>8}" for name in judged))
+    for label, t in variants.items():
         rows = {n: (collect(root, qs, embedder, t), bn) for n, (root, qs, bn) in judged.items()}
         for mode, policy in (("lex", lambda sig: 0.0), ("hybrid", engine_policy)):
             scores = " ".join(f"{score(r, policy, bn):8.4f}" for r, bn in rows.values())
-            print(f"{mode + f' {match:g} + {exact:g}':26} {scores}", flush=True)
+            print(f"{mode + ' ' + label:26} {scores}", flush=True)
     print()
+
+
+def naming_variants(tuning) -> dict:
+    """Heading match + title exactness boosts, proximity off (as they were chosen)."""
+    pairs = ((0.0, 0.0), (1.0, 0.0), (0.5, 0.5), (1.0, 0.5), (1.0, 1.0), (0.5, 1.5), (1.0, 2.0))
+    return {
+        f"{m:g} + {x:g}": replace(
+            tuning, heading_match_boost=m, title_exact_boost=x, proximity_weight=0.0
+        )
+        for m, x in pairs
+    }
+
+
+def proximity_variants(tuning) -> dict:
+    """Proximity weight and window, the name boosts as the engine has them."""
+    out = {"near off": replace(tuning, proximity_weight=0.0)}
+    for window in (1, 3, 8):
+        for weight in (0.1, 0.2):
+            out[f"near {window} × {weight:g}"] = replace(
+                tuning, proximity_window=window, proximity_weight=weight
+            )
+    return out
 
 
 def engine_policy(sig: tuple[float, float]) -> float:
@@ -218,6 +232,7 @@ def main(argv: list[str] | None = None) -> dict:
         help="tune on train or wide (all SciFact train; office-dev train + 900 more pages)",
     )
     p.add_argument("--names", action="store_true", help="also compare the naming boosts")
+    p.add_argument("--proximity", action="store_true", help="also compare proximity settings")
     C.add_model_args(p)
     args = p.parse_args(argv)
     C.apply_model_args(args)
@@ -255,7 +270,9 @@ def main(argv: list[str] | None = None) -> dict:
         )
     print()
     if args.names:
-        compare_names(judged, embedder, tuning)
+        compare_tunings(judged, embedder, naming_variants(tuning))
+    if args.proximity:
+        compare_tunings(judged, embedder, proximity_variants(tuning))
     calibrate(sets, embedder, args, tuning)
     for i, what in enumerate(("mean coverage", "mean strength")):
         means = {s: sum(r[2][i] for r in rows) / len(rows) for s, (rows, _) in sets.items()}
