@@ -214,9 +214,9 @@ def proximity_variants(tuning) -> dict:
 def engine_policy(sig: tuple[float, float]) -> float:
     """The engine's policy, with its default settings (fusion.dense_weight)."""
     from memo_core import Tuning
+    from memo_core.fusion import weight_at
 
-    t = Tuning()
-    return 1 - (1 - t.dense_weight) * min(1.0, sig[1] / t.lex_full_strength) ** t.lex_strength_power
+    return weight_at(sig[1], Tuning())
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -117,8 +117,14 @@ def dense_weight(
     chunks = sum(f.chunks for f in found)
     mass = sum(_idf(chunks, sum(f.term_docs.get(t, 0) for f in found)) for t in terms)
     best = max((score for _, score in lex), default=0.0)
-    strength = min(1.0, best / mass / tuning.lex_full_strength) if mass > 0 else 0.0
-    return 1 - (1 - tuning.dense_weight) * strength**tuning.lex_strength_power
+    return weight_at(best / mass if mass > 0 else 0.0, tuning)
+
+
+def weight_at(strength: float, tuning: Tuning) -> float:
+    """The vector side's weight for a query whose best word score is `strength` times its
+    IDF mass: `tuning.dense_weight` from `lex_full_strength` on, rising to 1 at 0."""
+    full = min(1.0, strength / tuning.lex_full_strength)
+    return 1 - (1 - tuning.dense_weight) * full**tuning.lex_strength_power
 
 
 def rank(

@@ -27,7 +27,8 @@ def _drop_tags(s: str) -> str:
     out: list[str] = []
     i, close = 0, -1
     while (lt := s.find("<", i)) >= 0:
-        if not (s[lt + 1 : lt + 2].isalpha() or s[lt + 1 : lt + 2] in ("/", "!")):
+        after = s[lt + 1 : lt + 2]
+        if not (after.isalpha() or after in ("/", "!")):
             out.append(s[i : lt + 1])  # "a < b": not a tag
             i = lt + 1
             continue

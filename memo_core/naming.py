@@ -13,10 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from . import textnorm
+from .fusion import Scored
 from .rows import ChunkRow
 from .tuning import Tuning
-
-Scored = list[tuple[int, float]]  # (chunk id, score), best first
 
 
 def exactness(terms: set[str], heading: str, rel: str) -> float:

@@ -10,10 +10,9 @@ weight 0.1, lifted nDCG@10 in every set, words alone and hybrid.
 from __future__ import annotations
 
 from . import naming
+from .fusion import Scored
 from .store import Store
 from .tuning import Tuning
-
-Scored = list[tuple[int, float]]  # (chunk id, score), best first
 
 
 def word_candidates(store: Store, terms: list[str], n: int, tuning: Tuning) -> Scored:
