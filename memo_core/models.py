@@ -16,8 +16,15 @@ from pathlib import Path
 from typing import NoReturn
 
 from .embedder import Embedder, load_model_dir
-from .errors import MemoError, ModelUnavailableError
-from .model_install import default_model_dir, install_default_model, is_installed
+from .errors import MemoError, ModelInstallError, ModelUnavailableError
+from .model_install import (
+    DEFAULT_SOURCE,
+    MODELS,
+    chosen_source,
+    install_default_model,
+    is_installed,
+    model_dir_of,
+)
 
 # After a failed load, wait this long before trying again (a user may install meanwhile).
 RETRY_AFTER_S = 30.0
@@ -44,7 +51,14 @@ class ModelSource:
     ) -> None:
         env = os.environ.get("MEMO_MODEL_DIR")
         self.custom = model_dir is not None or bool(env)
-        self.model_dir = model_dir or (Path(env).expanduser() if env else default_model_dir())
+        # MEMO_MODEL names the registry model; a name memo does not know is said on use.
+        self._bad_name: ModelUnavailableError | None = None
+        try:
+            self.source = chosen_source()
+        except ModelInstallError as e:
+            self._bad_name = ModelUnavailableError(str(e))
+            self.source = MODELS[DEFAULT_SOURCE.name]
+        self.model_dir = model_dir or (Path(env).expanduser() if env else model_dir_of(self.source))
         self.enabled = enabled
         self.auto_install = auto_install
         self._installer = installer or install_default_model
@@ -74,11 +88,17 @@ class ModelSource:
             return self._embedder
         if not self.enabled:
             raise ModelUnavailableError("this search runs without a model (words only)")
+        if self._bad_name is not None and not self.custom:
+            raise self._bad_name
         with self._state:
             failure = self._failure
         if failure and time.monotonic() - failure[0] < RETRY_AFTER_S:
             raise failure[1]
-        if not self.custom and not self._installed and not is_installed(self.model_dir):
+        if (
+            not self.custom
+            and not self._installed
+            and not is_installed(self.model_dir, self.source)
+        ):
             self._install(self.auto_install if install is None else install)
         with self._load_lock:
             if self._embedder is None:
@@ -94,18 +114,23 @@ class ModelSource:
         if not allowed:
             busy = self._install_lock.locked()
             raise ModelUnavailableError(
-                "the default model is being installed; try again in a minute"
+                f"the model {self.source.name} is being installed; try again in a minute"
                 if busy
-                else "the default model is not installed; run `memo model install`"
+                else f"the model {self.source.name} is not installed; run `{self._command}`"
             )
         with self._install_lock:  # a second caller waits for the same install
-            if self._installed or is_installed(self.model_dir):
+            if self._installed or is_installed(self.model_dir, self.source):
                 return
             try:
                 self._installer()
             except MemoError as e:
                 self._fail(ModelUnavailableError(str(e)))
             self._installed = True
+
+    @property
+    def _command(self) -> str:
+        name = "" if self.source is DEFAULT_SOURCE else f" {self.source.name}"
+        return f"memo model install{name}"
 
     def _fail(self, err: ModelUnavailableError) -> NoReturn:
         with self._state:
