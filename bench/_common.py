@@ -56,6 +56,7 @@ class TimedEmbedder(Embedder):
         self.inner = inner
         self.model_id, self.dim = inner.model_id, inner.dim
         self.batch_size, self.max_batch_chars = inner.batch_size, inner.max_batch_chars
+        self.min_similarity, self.min_margin = inner.min_similarity, inner.min_margin
         self.seconds = 0.0
 
     def embed_batch(self, texts: list[str], *, query: bool = False) -> Any:

@@ -2,11 +2,16 @@
 and in Russian, at the same paths): a judged set made on the fly, four directions.
 
     python bench/crossling.py ../shared/data/office-dev-en ../shared/data/office-dev-ru \
-        [--split test|train] [--queries 300]
+        [--split test|train|wide] [--queries 300] [--style title|sentence] [--pages N]
 
 Each page in both sets gives two queries: its English front matter (`description`, else
-`title`) and its Russian one (the same); a query's one relevant answer is the page at the
-same path in the searched set; queries that several pages share are dropped. Directions:
+`title`) and its Russian one (the same); with `--style sentence`, a sentence from the page's
+body instead (the first prose line of 8 to 40 words, cut at its first full stop: a question
+asked the way the notes say things, not the way titles do). A query's one relevant answer is
+the page at the same path in the searched set; queries that several pages share are dropped.
+`--pages N` indexes only N pages of each set (every page of the split in either style, then
+others drawn with a fixed seed), for models too slow to index all 5,898 pages in a session.
+Directions:
 en→ru (English query, Russian notes), ru→ru, en→en, ru→en. Pages are shuffled with a fixed
 seed; the first `--queries` make the train split, the next ones the test split (tune on
 train only). Only queries in their own script
@@ -22,6 +27,7 @@ from __future__ import annotations
 import argparse
 import random
 import re
+import shutil
 import sys
 import time
 from collections import Counter
@@ -36,6 +42,8 @@ DIRECTIONS = ("en→ru", "ru→ru", "en→en", "ru→en")
 _CYRILLIC = re.compile(r"[\u0400-\u04ff]")
 _LATIN = re.compile(r"[A-Za-z]")
 _FIELD = re.compile(r'^(title|description):\s*"?(.*?)"?\s*$', re.MULTILINE)
+_NOT_PROSE = re.compile(r"^\s*(#|```|~~~|\||[-*+>]\s|\d+\.\s|<|!\[|\[!|:::)")
+_MARKUP = re.compile(r"\[([^\]]*)\]\([^)]*\)|[*_`]")
 
 
 def front_query(path: Path) -> str:
@@ -48,15 +56,37 @@ def front_query(path: Path) -> str:
     return (fields.get("description") or fields.get("title") or "").strip().strip("'\"")
 
 
-def judged_sets(en: Path, ru: Path, n: int, split: str, seed: int = 12) -> dict:
+def body_sentence(path: Path) -> str:
+    """The first prose line of the body (links reduced to their text, markup dropped), cut
+    after its first full stop; "" when the page has none of 8 to 40 words."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if text.startswith("---") and text.count("---") >= 2:
+        text = text.split("---", 2)[2]
+    fence = False
+    for line in text.splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+        if fence or not line.strip() or _NOT_PROSE.match(line):
+            continue
+        plain = " ".join(_MARKUP.sub(lambda m: m.group(1) or "", line).split())
+        sentence = re.split(r"(?<=[.!?])\s", plain, maxsplit=1)[0]
+        if 8 <= len(sentence.split()) <= 40:
+            return sentence
+    return ""
+
+
+def judged_sets(
+    en: Path, ru: Path, n: int, split: str, seed: int = 12, style: str = "title"
+) -> dict:
     """{direction: [(query, relative path of its answer)]} for the split."""
     pairs = []
+    make_query = front_query if style == "title" else body_sentence
     for p in sorted(en.rglob("*.md")):
         rel = p.relative_to(en).as_posix()
         other = ru / rel
         if not other.is_file():
             continue
-        q_en, q_ru = front_query(p), front_query(other)
+        q_en, q_ru = make_query(p), make_query(other)
         if _LATIN.search(q_en) and not _CYRILLIC.search(q_en) and _CYRILLIC.search(q_ru):
             pairs.append((rel, q_en, q_ru))
     # A query that many pages share ("Last modified: March 9, 2015") has no one answer.
@@ -75,6 +105,25 @@ def judged_sets(en: Path, ru: Path, n: int, split: str, seed: int = 12) -> dict:
         "en→en": [(q_en, rel) for rel, q_en, _ in chosen],
         "ru→en": [(q_ru, rel) for rel, _, q_ru in chosen],
     }
+
+
+def subset(dataset: Path, keep: set[str], pages: int, workdir: Path, seed: int = 5) -> Path:
+    """A folder of `pages` pages of `dataset`: every path in `keep`, then others drawn with
+    a fixed seed (the same paths for both languages); made once, reused."""
+    out = workdir / f"{dataset.resolve().name}-p{pages}-s{seed}-k{len(keep)}"
+    if out.is_dir():
+        return out
+    others = sorted(p.relative_to(dataset).as_posix() for p in dataset.rglob("*.md"))
+    others = [r for r in others if r not in keep]
+    random.Random(seed).shuffle(others)
+    tmp = out.with_name(out.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    for rel in sorted(keep) + others[: max(0, pages - len(keep))]:
+        if (dataset / rel).is_file():
+            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(dataset / rel, tmp / rel)
+    tmp.rename(out)
+    return out
 
 
 def ranked_files(hits: list, k: int = 10) -> list[str]:
@@ -110,6 +159,8 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--queries", type=int, default=300)
     p.add_argument("--modes", default=",".join(MODES))
     p.add_argument("--folders", type=int, default=1, help="deal the notes into N collections")
+    p.add_argument("--style", default="title", choices=("title", "sentence"))
+    p.add_argument("--pages", type=int, default=0, help="index only N pages of each set")
     p.add_argument("--json", type=Path, default=None)
     C.add_model_args(p)
     args = p.parse_args(argv)
@@ -117,13 +168,26 @@ def main(argv: list[str] | None = None) -> dict:
     embedder = C.get_embedder(args)
     tuning = C.tuning_from()
     modes = [m for m in args.modes.split(",") if m and (embedder is not None or m == "lex")]
-    sets = judged_sets(args.en, args.ru, args.queries, args.split)
+    sets = judged_sets(args.en, args.ru, args.queries, args.split, style=args.style)
+    en, ru = args.en, args.ru
+    if args.pages:
+        # The pages both styles ask for: one subset (one index) serves either.
+        both = [judged_sets(args.en, args.ru, args.queries, args.split, style=style)
+                for style in ("title", "sentence")]  # fmt: skip
+        keep = {rel for b in both for queries in b.values() for _, rel in queries}
+        en, ru = (subset(d, keep, args.pages, args.workdir / "subsets") for d in (args.en, args.ru))
     roots = {
-        "en": C.cached_index(args.en, args.workdir, tuning, embedder, folders=args.folders)[0],
-        "ru": C.cached_index(args.ru, args.workdir, tuning, embedder, folders=args.folders)[0],
+        "en": C.cached_index(en, args.workdir, tuning, embedder, folders=args.folders)[0],
+        "ru": C.cached_index(ru, args.workdir, tuning, embedder, folders=args.folders)[0],
     }
-    out: dict = {"split": args.split, "queries": {d: len(q) for d, q in sets.items()}}
-    print(f"[{args.split}] {out['queries']}; engine {C.engine_version()}")
+    out: dict = {
+        "split": args.split,
+        "style": args.style,
+        "pages": args.pages or "all",
+        "queries": {d: len(q) for d, q in sets.items()},
+    }
+    print(f"[{args.split}, {args.style}, pages {out['pages']}] {out['queries']}; "
+          f"engine {C.engine_version()}")  # fmt: skip
     print(f"{'direction':10} {'mode':7} {'nDCG@10':>16} {'R@10':>7} {'MRR@10':>7} {'time':>6}")
     for direction in DIRECTIONS:
         with C.searcher(roots[direction[-2:]], embedder, tuning) as s:

