@@ -9,8 +9,9 @@ Each page in both sets gives two queries: its English front matter (`description
 body instead (the first prose line of 8 to 40 words, cut at its first full stop: a question
 asked the way the notes say things, not the way titles do). A query's one relevant answer is
 the page at the same path in the searched set; queries that several pages share are dropped.
-`--pages N` indexes only N pages of each set (every page of the split in either style, then
-others drawn with a fixed seed), for models too slow to index all 5,898 pages in a session.
+`--pages N` indexes only N pages of each set (every page of the train and test splits in
+either style, then others drawn with a fixed seed), for models too slow to index all 5,898
+pages in a session.
 Directions:
 en→ru (English query, Russian notes), ru→ru, en→en, ru→en. Pages are shuffled with a fixed
 seed; the first `--queries` make the train split, the next ones the test split (tune on
@@ -110,7 +111,7 @@ def judged_sets(
 def subset(dataset: Path, keep: set[str], pages: int, workdir: Path, seed: int = 5) -> Path:
     """A folder of `pages` pages of `dataset`: every path in `keep`, then others drawn with
     a fixed seed (the same paths for both languages); made once, reused."""
-    out = workdir / f"{dataset.resolve().name}-p{pages}-s{seed}-k{len(keep)}"
+    out = workdir / f"{dataset.resolve().name}-p{pages}-s{seed}-k{len(keep)}-v2"
     if out.is_dir():
         return out
     others = sorted(p.relative_to(dataset).as_posix() for p in dataset.rglob("*.md"))
@@ -118,12 +119,30 @@ def subset(dataset: Path, keep: set[str], pages: int, workdir: Path, seed: int =
     random.Random(seed).shuffle(others)
     tmp = out.with_name(out.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    for rel in sorted(keep) + others[: max(0, pages - len(keep))]:
+    # The set's own top-level notes come along: they make the folder one collection (without
+    # one, each sub-folder with notes would be a collection of its own, with other paths).
+    top = sorted(p.name for p in dataset.glob("*.md"))
+    for rel in top + sorted(keep) + others[: max(0, pages - len(keep) - len(top))]:
         if (dataset / rel).is_file():
             (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(dataset / rel, tmp / rel)
     tmp.rename(out)
     return out
+
+
+def subsets(en: Path, ru: Path, n: int, pages: int, workdir: Path) -> tuple[Path, Path]:
+    """The `pages`-page folders of both languages that hold every page the train and test
+    splits ask for in either style: one index per language serves every run."""
+    keep = {
+        rel
+        for split in ("train", "test")
+        for style in ("title", "sentence")
+        for queries in judged_sets(en, ru, n, split, style=style).values()
+        for _, rel in queries
+    }
+    return subset(en, keep, pages, workdir / "subsets"), subset(
+        ru, keep, pages, workdir / "subsets"
+    )
 
 
 def ranked_files(hits: list, k: int = 10) -> list[str]:
@@ -171,11 +190,7 @@ def main(argv: list[str] | None = None) -> dict:
     sets = judged_sets(args.en, args.ru, args.queries, args.split, style=args.style)
     en, ru = args.en, args.ru
     if args.pages:
-        # The pages both styles ask for: one subset (one index) serves either.
-        both = [judged_sets(args.en, args.ru, args.queries, args.split, style=style)
-                for style in ("title", "sentence")]  # fmt: skip
-        keep = {rel for b in both for queries in b.values() for _, rel in queries}
-        en, ru = (subset(d, keep, args.pages, args.workdir / "subsets") for d in (args.en, args.ru))
+        en, ru = subsets(args.en, args.ru, args.queries, args.pages, args.workdir)
     roots = {
         "en": C.cached_index(en, args.workdir, tuning, embedder, folders=args.folders)[0],
         "ru": C.cached_index(ru, args.workdir, tuning, embedder, folders=args.folders)[0],

@@ -103,9 +103,7 @@ def main(argv: list[str] | None = None) -> dict:
               for s in ("title", "sentence")}  # fmt: skip
     en, ru = args.en, args.ru
     if args.pages:
-        keep = {rel for b in styles.values() for q in b.values() for _, rel in q}
-        en, ru = (crossling.subset(d, keep, args.pages, args.workdir / "subsets")
-                  for d in (args.en, args.ru))  # fmt: skip
+        en, ru = crossling.subsets(args.en, args.ru, args.queries, args.pages, args.workdir)
     roots = {lang: C.cached_index(d, args.workdir, tuning, embedder)[0]
              for lang, d in (("en", en), ("ru", ru))}  # fmt: skip
     for style, sets in styles.items():

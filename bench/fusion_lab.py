@@ -105,7 +105,10 @@ def calibrate(sets: dict, embedder, args, tuning) -> None:
         )
         for _ in range(300)
     ]
-    root = C.cached_index(args.ru, args.workdir, tuning, embedder)[0]
+    ru = args.ru
+    if getattr(args, "pages", 0):
+        ru = crossling.subsets(args.en, args.ru, args.queries, args.pages, args.workdir)[1]
+    root = C.cached_index(ru, args.workdir, tuning, embedder)[0]
     tops = []
     with C.searcher(root, embedder, tuning) as s:
         [coll] = s.collections
@@ -168,10 +171,13 @@ def judged_queries(args, embedder, tuning) -> dict[str, tuple[Path, list, bool]]
     sci = [(qs[q], qrels[q]) for q in qs if q in qrels]
     root = C.cached_index(args.scifact, args.workdir, tuning, embedder)[0]
     out = {"scifact": (root, sci if args.split == "wide" else sci[: args.queries], True)}
+    en, ru = args.en, args.ru
+    if getattr(args, "pages", 0):
+        en, ru = crossling.subsets(args.en, args.ru, args.queries, args.pages, args.workdir)
     for direction, pairs in crossling.judged_sets(
         args.en, args.ru, args.queries, args.split
     ).items():
-        ds = args.ru if direction.endswith("ru") else args.en
+        ds = ru if direction.endswith("ru") else en
         root = C.cached_index(ds, args.workdir, tuning, embedder)[0]
         out[direction] = (root, [(q, {a: 1}) for q, a in pairs], False)
     return out
@@ -231,6 +237,7 @@ def main(argv: list[str] | None = None) -> dict:
         choices=("train", "test", "wide"),
         help="tune on train or wide (all SciFact train; office-dev train + 900 more pages)",
     )
+    p.add_argument("--pages", type=int, default=0, help="office-dev: index only N pages a set")
     p.add_argument("--names", action="store_true", help="also compare the naming boosts")
     p.add_argument("--proximity", action="store_true", help="also compare proximity settings")
     C.add_model_args(p)

@@ -57,17 +57,18 @@ from .values import (
 from .walker import find_indexes, index_path, is_note_path, is_within, scan
 
 if TYPE_CHECKING:
-    from .embedder import Embedder, load_model_dir
+    from .embedder import Embedder
     from .engine import Engine
     from .indexer import Progress, ProgressFn, RefreshStats
     from .models import ModelSource
+    from .onnx_embedder import load_model_dir
     from .searcher import Searcher
     from .tuning import Tuning
 
 # Exported names that live in heavy modules, by module: imported when first asked for.
 _LAZY = {
     "Embedder": "embedder",
-    "load_model_dir": "embedder",
+    "load_model_dir": "onnx_embedder",
     "Engine": "engine",
     "Progress": "indexer",
     "ProgressFn": "indexer",

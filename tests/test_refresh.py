@@ -105,7 +105,7 @@ def test_rename_reuses_vectors(searcher: Searcher, notes: Path, counting: Counti
 def test_model_change_rebuilds_vectors(notes: Path, tiny_model_dir: Path, tmp_path: Path):
     from tinymodels import make_tiny_model_dir
 
-    from memo_core.embedder import load_model_dir
+    from memo_core.onnx_embedder import load_model_dir
 
     other = load_model_dir(make_tiny_model_dir(tmp_path / "m2", dim=8, seed=3))
     with Searcher(notes, embedder=load_model_dir(tiny_model_dir)) as s:
