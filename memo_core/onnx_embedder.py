@@ -20,7 +20,7 @@ import numpy as np
 
 from memo_core.embedder import Embedder, l2_normalize
 from memo_core.errors import ModelUnavailableError
-from memo_core.model_install import DEFAULT_SOURCE
+from memo_core.model_install import MODELS
 
 CONFIG_NAME = "memo-model.json"
 CONFIG_FORMAT = 1
@@ -73,20 +73,11 @@ class OnnxEmbedder(Embedder):
         self.query_prefix: str = self._opt(conf, "query_prefix", str, None, "")
         self.passage_prefix: str = self._opt(conf, "passage_prefix", str, None, "")
         self.batch_size = self._opt(conf, "batch_size", int, None, 16)
-        floor = conf.get("min_similarity")
-        if floor is not None and (
-            isinstance(floor, bool) or not isinstance(floor, (int, float)) or abs(floor) > 1
-        ):
-            self._fail(f'"min_similarity" must be a number from -1 to 1, got {floor!r}')
-        if floor is None and cfg.get("id") == DEFAULT_SOURCE.model_id:
-            floor = DEFAULT_SOURCE.min_similarity  # installed before its config carried it
-        self.min_similarity = float(floor) if floor is not None else None
-        margin = conf.get("min_margin")
-        if margin is not None and (
-            isinstance(margin, bool) or not isinstance(margin, (int, float)) or abs(margin) > 2
-        ):
-            self._fail(f'"min_margin" must be a number from -2 to 2, got {margin!r}')
-        self.min_margin = float(margin) if margin is not None else None
+        self.min_similarity = self._number(conf, "min_similarity", 1.0)
+        self.min_margin = self._number(conf, "min_margin", 2.0)
+        known = {s.model_id: s for s in MODELS.values()}.get(cfg.get("id", ""))
+        if known is not None:  # memo's own calibration, whatever an older install wrote
+            self.min_similarity, self.min_margin = known.min_similarity, known.min_margin
         want_dim: int | None = self._opt(conf, "dim", int, None, None)
         if self.max_length < 1 or self.batch_size < 1:
             self._fail('"max_length" and "batch_size" must be positive')
@@ -154,6 +145,14 @@ class OnnxEmbedder(Embedder):
         if cfg.get("format", CONFIG_FORMAT) != CONFIG_FORMAT:
             self._fail(f'{CONFIG_NAME} has "format" {cfg.get("format")!r}; memo reads format 1')
         return cfg
+
+    def _number(self, conf: dict, key: str, limit: float) -> float | None:
+        value = conf.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or abs(value) > limit:
+            self._fail(f'"{key}" must be a number from {-limit:g} to {limit:g}, got {value!r}')
+        return float(value)
 
     def _opt(self, conf: dict, key: str, typ: type, allowed: Any, default: Any = None) -> Any:
         value = conf.get(key, default)
