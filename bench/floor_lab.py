@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> dict:
     rules: dict[str, object] = {"none": lambda c: -1.0}
     for f in (0.2, 0.25, 0.3, 0.5, 0.7, 0.75, 0.78, 0.8, 0.82):
         rules[f"absolute {f:g}"] = lambda c, f=f: f
-    for m in (-0.2, -0.15, -0.1, -0.08, -0.06, -0.04, -0.02, 0.0, 0.02, 0.04):
+    for m in (-0.2, -0.15, -0.1, -0.08, -0.06, -0.05, -0.04, -0.03, -0.02, 0.0, 0.02, 0.04):
         rules[f"margin {m:+g}"] = lambda c, m=m: c + m
     real = [n for n in rows if not n.startswith("nonsense")]
     out: dict = {"model": embedder.model_id, "split": args.split, "pages": args.pages or "all"}
@@ -136,7 +136,9 @@ def main(argv: list[str] | None = None) -> dict:
           f"{'silenced vec':>13} {'silenced hyb':>13}")  # fmt: skip
     for name, rule in rules.items():
         floors = {n: [rule(float(c)) for c in near[n]] for n in rows}  # type: ignore[operator]
-        lv = [lost(r, floors[n], bn, hybrid=False) for n, (r, bn) in rows.items() if n in real]
+        lvs = {n: lost(r, floors[n], bn, hybrid=False) for n, (r, bn) in rows.items() if n in real}
+        lv = list(lvs.values())
+        worst_vec = max(lvs, key=lambda n: lvs[n][0] / max(1, lvs[n][1]))
         lh = {n: lost(r, floors[n], bn, hybrid=True) for n, (r, bn) in rows.items() if n in real}
         worst = max(lh, key=lambda n: lh[n][0] / max(1, lh[n][1]))
         sv = [silenced(rows[n][0], floors[n], False) for n in rows if n not in real]
@@ -146,13 +148,15 @@ def main(argv: list[str] | None = None) -> dict:
             "lost_vec": share(lv),
             "lost_hybrid": share(list(lh.values())),
             "worst_hybrid": [worst, lh[worst][0] / max(1, lh[worst][1])],
+            "worst_vec": [worst_vec, lvs[worst_vec][0] / max(1, lvs[worst_vec][1])],
             "silenced_vec": share(sv),
             "silenced_hybrid": share(sh),
         }
         r = out[name]
         print(f"{name:14} {r['lost_vec']:>9.2%} {r['lost_hybrid']:>9.2%} "
               f"{worst:>20} {r['worst_hybrid'][1]:>6.2%} "
-              f"{r['silenced_vec']:>13.1%} {r['silenced_hybrid']:>13.1%}", flush=True)  # fmt: skip
+              f"{r['silenced_vec']:>13.1%} {r['silenced_hybrid']:>13.1%}   worst vec: "
+              f"{worst_vec} {r['worst_vec'][1]:.2%}", flush=True)  # fmt: skip
     stats = {n: (float(np.median(near[n])), float(np.percentile(near[n], 99))) for n in rows}
     print("cosine to the nonsense centroid (median, p99): "
           + "; ".join(f"{n} {a:.3f}/{b:.3f}" for n, (a, b) in stats.items()))  # fmt: skip

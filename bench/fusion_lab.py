@@ -252,7 +252,7 @@ def main(argv: list[str] | None = None) -> dict:
     policies: dict[str, Callable[[tuple[float, float]], float]] = {}
     for w in (0.0, 0.2, 0.3, 0.5, 0.7, 1.0):
         policies[f"fixed {w}"] = lambda sig, w=w: w
-    for w0 in (0.05, 0.1, 0.15, 0.2):
+    for w0 in (0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5):
         for c in (0.5, 0.75, 1.0, 1.25):
             for power in (0.5, 1.0, 2.0):
                 policies[f"strength {w0} c{c:g} p{power:g}"] = lambda sig, w0=w0, c=c, k=power: (

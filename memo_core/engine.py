@@ -165,7 +165,7 @@ class Engine:
                     found.append(c.candidates(store, terms, qvec, model_id, n, mode, stats))
                     notices += found[-1].notices
             floor = embedder.relevance_floor(qvec) if embedder and qvec is not None else None
-            hits = self._ranked_hits(found, terms, mode, k, floor)
+            hits = self._ranked_hits(found, terms, mode, k, floor, embedder)
         return SearchResults(hits, mode, notices)
 
     def _refreshed(
@@ -196,6 +196,7 @@ class Engine:
         mode: ModeName,
         k: int,
         floor: float | None,
+        embedder: Embedder | None,
     ) -> list[Hit]:
         """Pool every collection's candidates, rank them once, read the k best. A passage
         found by meaning alone below the query's floor (Embedder.relevance_floor) is no
@@ -205,7 +206,9 @@ class Engine:
         if floor is not None:
             worded = {key for key, _ in lex}
             vec = [(key, s) for key, s in vec if s >= floor or key in worded]
-        weight = fusion.dense_weight(found, lex, terms, self.tuning) if mode == "hybrid" else 0.0
+        # A model may bring its own weight policy (chosen for it on train sets).
+        tuning = self.tuning.with_fusion(embedder.fusion) if embedder else self.tuning
+        weight = fusion.dense_weight(found, lex, terms, tuning) if mode == "hybrid" else 0.0
         ranked = fusion.rank(lex, vec, mode, k, weight)
         got = [
             f.collection.hits(f.store, [(cid, s, sides) for (j, cid), s, sides in ranked if j == i])

@@ -38,7 +38,8 @@ _HINT = (
     "or run `memo model install` for the default model."
 )
 # Keys that do not change the vectors, so editing them must not change model_id.
-_ID_NEUTRAL_KEYS = {"batch_size", "min_similarity", "min_margin"}
+_ID_NEUTRAL_KEYS = {"batch_size", "min_similarity", "min_margin", "fusion"}
+FUSION_KEYS = ("dense_weight", "lex_full_strength", "lex_strength_power")
 
 
 def load_model_dir(path: str | Path) -> OnnxEmbedder:
@@ -76,8 +77,13 @@ class OnnxEmbedder(Embedder):
         self.min_similarity = self._number(conf, "min_similarity", 1.0)
         self.min_margin = self._number(conf, "min_margin", 2.0)
         known = {s.model_id: s for s in MODELS.values()}.get(cfg.get("id", ""))
+        fusion = conf.get("fusion") or {}
+        if not isinstance(fusion, dict) or set(fusion) - set(FUSION_KEYS):
+            self._fail(f'"fusion" may set {", ".join(FUSION_KEYS)}, got {fusion!r}')
+        self.fusion = {k: v for k in FUSION_KEYS if (v := self._number(fusion, k, 10.0))}
         if known is not None:  # memo's own calibration, whatever an older install wrote
             self.min_similarity, self.min_margin = known.min_similarity, known.min_margin
+            self.fusion = dict(known.fusion)
         want_dim: int | None = self._opt(conf, "dim", int, None, None)
         if self.max_length < 1 or self.batch_size < 1:
             self._fail('"max_length" and "batch_size" must be positive')

@@ -6,7 +6,8 @@ Benchmarks and tests build their own `Tuning(...)` and hand it to the `Engine`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 import Stemmer
@@ -51,6 +52,17 @@ class Tuning:
             raise ValueError(f"sizes must be positive: {self}")
         if not 0.0 <= self.dense_weight <= 1.0:
             raise ValueError(f"dense_weight must be within 0..1, got {self.dense_weight}")
+
+    def with_fusion(self, fusion: Mapping[str, float]) -> Tuning:
+        """These settings with a model's own hybrid weight policy (Embedder.fusion)."""
+        if not fusion:
+            return self
+        return replace(
+            self,
+            dense_weight=fusion.get("dense_weight", self.dense_weight),
+            lex_full_strength=fusion.get("lex_full_strength", self.lex_full_strength),
+            lex_strength_power=fusion.get("lex_strength_power", self.lex_strength_power),
+        )
 
     def identity(self) -> dict[str, Any]:
         """Everything that decides what an index holds, beside the model: an index made

@@ -44,5 +44,6 @@ def test_real_model_vectors(real_model: Embedder) -> None:
 @pytest.mark.parametrize("mode", ["hybrid", "vec"])
 @pytest.mark.parametrize("query", ["zzqxv плюмбус", "xyzzy frobnicate"])
 def test_gibberish_finds_nothing(example_searcher, query: str, mode: str) -> None:
-    assert example_searcher.engine.models.get().min_similarity == 0.25
+    model = example_searcher.engine.models.get()
+    assert (model.min_similarity, model.min_margin) == (None, -0.15)
     assert list(example_searcher.search(query, mode=mode)) == []

@@ -75,3 +75,36 @@ def test_nonsense_finds_nothing_and_questions_still_do(
         found = e.search(notes, "cabbage beets bowl", mode=mode)
         assert found and found[0].relpath == "cooking/soup.md"
         assert list(e.search(notes, "qzxv плюмбус", mode=mode)) == []
+
+
+# -- a model's own weight policy (memo-model.json "fusion") ----------------------------------
+
+
+def _with_config(tmp: Path, **extra: object) -> Path:
+    d = make_tiny_model_dir(tmp / "m", words="beets cabbage bowl sings restic".split())
+    cfg = json.loads((d / "memo-model.json").read_text())
+    (d / "memo-model.json").write_text(json.dumps({**cfg, **extra}))
+    return d
+
+
+@pytest.mark.parametrize(
+    "fusion", [{"dense": 0.5}, {"dense_weight": "x"}, [0.5], {"dense_weight": 11}]
+)
+def test_a_bad_fusion_entry_is_a_clear_error(tmp_path: Path, fusion: object) -> None:
+    with pytest.raises(ModelUnavailableError, match='"fusion"|"dense_weight" must be'):
+        load_model_dir(_with_config(tmp_path, fusion=fusion))
+
+
+def test_a_models_fusion_policy_is_the_one_hybrid_uses(notes: Path, tmp_path: Path) -> None:
+    """With the vector side's weight at 1 whatever the words, hybrid ranks as vec does."""
+    own = load_model_dir(_with_config(tmp_path / "a", fusion={"dense_weight": 1.0}))
+    plain = load_model_dir(_with_config(tmp_path / "b"))
+    assert own.model_id == plain.model_id and own.fusion == {"dense_weight": 1.0}
+    query = "restic beets"  # words match two notes; meaning leans to one of them
+    with Engine(models=ModelSource(own)) as e:
+        by_vec = [(h.relpath, h.line) for h in e.search(notes, query, mode="vec")]
+        hybrid = [(h.relpath, h.line) for h in e.search(notes, query, mode="hybrid")]
+    with Engine(models=ModelSource(plain)) as e:
+        engine_policy = [(h.relpath, h.line) for h in e.search(notes, query, mode="hybrid")]
+    assert hybrid[: len(by_vec)] == by_vec
+    assert engine_policy != hybrid
