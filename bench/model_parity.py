@@ -35,7 +35,8 @@ import _common as C  # noqa: E402
 
 from memo_core import load_model_dir  # noqa: E402
 from memo_core.chunking import chunk_markdown  # noqa: E402
-from memo_core.model_install import E5_SMALL_SOURCE, model_dir_of  # noqa: E402
+from memo_core.model_install import model_dir_of  # noqa: E402
+from memo_core.model_sources import E5_SMALL_SOURCE  # noqa: E402
 from memo_core.q4bin import load_q4bin  # noqa: E402
 
 DATA = C.REPO.parent / "shared" / "data"

@@ -24,14 +24,8 @@ from .formatting import (
     notice_text,
     shown,
 )
-from .model_install import (
-    DEFAULT_SOURCE,
-    MODELS,
-    chosen_source,
-    install_named,
-    is_installed,
-    resolve_model_dir,
-)
+from .model_install import install_named, is_installed, resolve_model_dir
+from .model_sources import DEFAULT_SOURCE, MODELS, chosen_source
 from .progress import ProgressBar
 from .values import DEFAULT_K, DEFAULT_MODE, MAX_K, MODES, refresh_budget
 from .watch import DEBOUNCE_MS, watch

@@ -17,14 +17,8 @@ from typing import NoReturn
 
 from .embedder import Embedder
 from .errors import MemoError, ModelInstallError, ModelUnavailableError
-from .model_install import (
-    DEFAULT_SOURCE,
-    MODELS,
-    chosen_source,
-    install_default_model,
-    is_installed,
-    model_dir_of,
-)
+from .model_install import install_default_model, is_installed, model_dir_of
+from .model_sources import DEFAULT_SOURCE, MODELS, chosen_source
 from .onnx_embedder import load_model_dir
 
 # After a failed load, wait this long before trying again (a user may install meanwhile).

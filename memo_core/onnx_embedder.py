@@ -20,7 +20,7 @@ import numpy as np
 
 from memo_core.embedder import Embedder, l2_normalize
 from memo_core.errors import ModelUnavailableError
-from memo_core.model_install import MODELS
+from memo_core.model_sources import MODELS
 
 CONFIG_NAME = "memo-model.json"
 CONFIG_FORMAT = 1

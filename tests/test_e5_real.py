@@ -14,7 +14,8 @@ from conftest import EXAMPLE_QUESTIONS, REPO
 
 from memo_core import Searcher
 from memo_core.embedder import Embedder
-from memo_core.model_install import E5_SMALL_SOURCE, is_installed, model_dir_of
+from memo_core.model_install import is_installed, model_dir_of
+from memo_core.model_sources import E5_SMALL_SOURCE
 from memo_core.onnx_embedder import load_model_dir
 
 # Resolved before conftest's fixtures point MEMO_CACHE_DIR at a test folder.

