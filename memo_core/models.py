@@ -18,7 +18,7 @@ from typing import NoReturn
 from .embedder import Embedder
 from .errors import MemoError, ModelInstallError, ModelUnavailableError
 from .model_install import install_default_model, is_installed, model_dir_of
-from .model_sources import DEFAULT_SOURCE, MODELS, chosen_source
+from .model_sources import DEFAULT_SOURCE, chosen_source
 from .onnx_embedder import load_model_dir
 
 # After a failed load, wait this long before trying again (a user may install meanwhile).
@@ -52,7 +52,7 @@ class ModelSource:
             self.source = chosen_source()
         except ModelInstallError as e:
             self._bad_name = ModelUnavailableError(str(e))
-            self.source = MODELS[DEFAULT_SOURCE.name]
+            self.source = DEFAULT_SOURCE
         self.model_dir = model_dir or (Path(env).expanduser() if env else model_dir_of(self.source))
         self.enabled = enabled
         self.auto_install = auto_install

@@ -21,6 +21,7 @@ import numpy as np
 from memo_core.embedder import Embedder, l2_normalize
 from memo_core.errors import ModelUnavailableError
 from memo_core.model_sources import MODELS
+from memo_core.tuning import Tuning
 
 CONFIG_NAME = "memo-model.json"
 CONFIG_FORMAT = 1
@@ -81,6 +82,10 @@ class OnnxEmbedder(Embedder):
         if not isinstance(fusion, dict) or set(fusion) - set(FUSION_KEYS):
             self._fail(f'"fusion" may set {", ".join(FUSION_KEYS)}, got {fusion!r}')
         self.fusion = {k: v for k in FUSION_KEYS if (v := self._number(fusion, k, 10.0))}
+        try:  # the engine's own checks of these settings, here rather than mid-search
+            Tuning().with_fusion(self.fusion)
+        except ValueError as e:
+            self._fail(f'"fusion": {e}')
         if known is not None:  # memo's own calibration, whatever an older install wrote
             self.min_similarity, self.min_margin = known.min_similarity, known.min_margin
             self.fusion = dict(known.fusion)

@@ -52,6 +52,11 @@ class Tuning:
             raise ValueError(f"sizes must be positive: {self}")
         if not 0.0 <= self.dense_weight <= 1.0:
             raise ValueError(f"dense_weight must be within 0..1, got {self.dense_weight}")
+        if self.lex_full_strength <= 0 or self.lex_strength_power <= 0:
+            raise ValueError(
+                "lex_full_strength and lex_strength_power must be positive, got "
+                f"{self.lex_full_strength} and {self.lex_strength_power}"
+            )
 
     def with_fusion(self, fusion: Mapping[str, float]) -> Tuning:
         """These settings with a model's own hybrid weight policy (Embedder.fusion)."""

@@ -88,10 +88,18 @@ def _with_config(tmp: Path, **extra: object) -> Path:
 
 
 @pytest.mark.parametrize(
-    "fusion", [{"dense": 0.5}, {"dense_weight": "x"}, [0.5], {"dense_weight": 11}]
+    "fusion",
+    [
+        {"dense": 0.5},
+        {"dense_weight": "x"},
+        [0.5],
+        {"dense_weight": 11},
+        {"dense_weight": 1.5},
+        {"lex_full_strength": -1},
+    ],
 )
 def test_a_bad_fusion_entry_is_a_clear_error(tmp_path: Path, fusion: object) -> None:
-    with pytest.raises(ModelUnavailableError, match='"fusion"|"dense_weight" must be'):
+    with pytest.raises(ModelUnavailableError, match='"fusion"|must be'):
         load_model_dir(_with_config(tmp_path, fusion=fusion))
 
 
