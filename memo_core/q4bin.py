@@ -21,7 +21,6 @@ MAGIC = b"E5S1"
 QK = 32  # values per Q4_0 block
 BLOCK_BYTES = 2 + QK // 2  # fp16 scale + 16 bytes of nibbles
 _F32, _Q4 = 0, 1  # dtype codes of the tensor directory
-LAYER_TENSORS = ("q", "k", "v", "ao", "aln", "fi", "fo", "oln")
 
 
 @dataclass(frozen=True)

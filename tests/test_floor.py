@@ -116,3 +116,9 @@ def test_a_models_fusion_policy_is_the_one_hybrid_uses(notes: Path, tmp_path: Pa
         engine_policy = [(h.relpath, h.line) for h in e.search(notes, query, mode="hybrid")]
     assert hybrid[: len(by_vec)] == by_vec
     assert engine_policy != hybrid
+
+
+def test_a_zero_in_the_fusion_policy_is_kept(tmp_path: Path) -> None:
+    """dense_weight 0 (words alone in hybrid) is a setting, not a missing one."""
+    model = load_model_dir(_with_config(tmp_path, fusion={"dense_weight": 0.0}))
+    assert model.fusion == {"dense_weight": 0.0}
