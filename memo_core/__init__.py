@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 from .confine import allowed_roots, confine
 from .errors import (
+    FolderChangedError,
     IndexBusyError,
     IndexLocationError,
     IndexStoreError,
@@ -40,7 +41,7 @@ from .formatting import (
     notice_text,
     shown,
 )
-from .regular import read_regular
+from .fsafe import Escape, Folder, NotRegularFile, open_collection
 from .results import ChangeReport, CollectionStatus, Hit, SearchResults
 from .values import (
     DEFAULT_K,
@@ -98,7 +99,10 @@ __all__ = [
     "CollectionStatus",
     "Embedder",
     "Engine",
+    "Escape",
     "FileNote",
+    "Folder",
+    "FolderChangedError",
     "Hit",
     "IndexBusyError",
     "IndexLocationError",
@@ -110,6 +114,7 @@ __all__ = [
     "ModelSource",
     "ModelUnavailableError",
     "NoCollectionError",
+    "NotRegularFile",
     "Notice",
     "NoticeKind",
     "OutsideRootsError",
@@ -136,7 +141,7 @@ __all__ = [
     "iso_time",
     "load_model_dir",
     "notice_text",
-    "read_regular",
+    "open_collection",
     "refresh_budget",
     "scan",
     "shown",

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from .discovery import check_dir, missing, resolve_path
-from .errors import OutsideRootsError, PathNotFoundError
+from .errors import FolderChangedError, OutsideRootsError, PathNotFoundError
 from .walker import is_within
 
 
@@ -27,7 +27,9 @@ def allowed_roots(extra: Iterable[str] = (), env: str | None = None) -> list[Pat
 def confine(path: str, roots: Sequence[Path]) -> Path:
     """The real path of `path` (~, relative, .., symlinks resolved once), if inside a root.
 
-    The path is resolved exactly once, and what is checked is what is returned (no second
+    `..` is taken by name first, as a shell does, so what lies outside the roots on the
+    way (`outside/link/../../notes`) is never looked at and cannot change the answer. The
+    path is resolved exactly once, and what is checked is what is returned (no second
     resolution a swapped symlink could redirect). The roots are checked before existence,
     so a refusal says nothing about what exists outside them, nor which users exist.
     """
@@ -36,14 +38,24 @@ def confine(path: str, roots: Sequence[Path]) -> Path:
     expanded = os.path.expanduser(path)
     if expanded.startswith("~"):  # ~user with no such user: like any path outside
         raise outside(path, roots)
-    try:
-        real = os.path.realpath(expanded)
-    except ValueError as e:  # a NUL byte
-        raise missing(path) from e
+    if "\0" in expanded:
+        raise missing(path)
+    real = real_path(os.path.abspath(expanded))
     if not any(is_within(real, r) for r in roots):
         raise outside(path, roots)
     check_dir(real, path)
     return Path(real)
+
+
+def real_path(path: str | os.PathLike[str]) -> str:
+    """`os.path.realpath`, with a folder swapped while it is resolved (a symlink that is a
+    folder by the time it is read) said in memo's terms, not as EINVAL."""
+    try:
+        return os.path.realpath(path)
+    except OSError as e:
+        raise FolderChangedError(
+            f"{os.fspath(path)} changed while memo was resolving it; try again"
+        ) from e
 
 
 def check_inside(real: Path, roots: Sequence[Path] | None, path: object) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from . import fusion, textnorm
 from .changes import changes_since
 from .collection import Collection
-from .confine import check_inside
+from .confine import check_inside, real_path
 from .discovery import discover, resolve_path
 from .embedder import Embedder
 from .errors import InvalidArgumentError, ModelUnavailableError
@@ -93,7 +93,7 @@ class Engine:
         check_inside(base, self.roots, path)
         roots = discover(base)
         for root in roots:  # each as it really is now, not as it was when discovered
-            check_inside(Path(os.path.realpath(root)), self.roots, root)
+            check_inside(Path(real_path(root)), self.roots, root)
         with self._lock:
             for root in roots:
                 if root not in self._collections:

@@ -41,3 +41,7 @@ class IndexBusyError(IndexStoreError):
 
 class OutsideRootsError(MemoError):
     """A path lies outside every folder memo was allowed to use."""
+
+
+class FolderChangedError(MemoError):
+    """A folder changed under memo while it worked (swapped for a symlink, moved, removed)."""

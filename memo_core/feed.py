@@ -21,6 +21,7 @@ import threading
 from functools import lru_cache
 from pathlib import Path
 
+from .fsafe import Folder, listing
 from .ignore import IGNORE_FILES, Rules, ignored, rules_above, with_folder
 from .walker import TOOL_DIRS, Changes, is_note_name, skipped_name
 
@@ -132,32 +133,43 @@ class ChangeFeed:
 
     def _watch_tree(self, top: str) -> None:
         """Watch `top` and every folder below it the walker would enter; each gets its watch
-        before it is listed, so nothing created meanwhile goes unseen."""
-        stack: list[tuple[str, Rules]] = [(top, rules_above(self.root, top) if top else ())]
-        while stack:
-            rel, rules = stack.pop()
-            path = os.path.join(self.root, rel)
-            wd = _add_watch(self._fd, path)
-            if wd < 0:
-                continue  # gone already
-            self._dirs[wd] = rel
-            try:
-                with os.scandir(path) as it:
-                    entries = list(it)
-            except OSError:
-                continue
-            rules = with_folder(rules, path, rel, [e.name for e in entries if e.name[0] == "."])
-            for e in entries:
-                if skipped_name(e.name) or e.name in TOOL_DIRS:
-                    continue
+        before it is listed, so nothing created meanwhile goes unseen. Folders are listed
+        through the root's descriptor (see `fsafe`), as the walker lists them."""
+        try:
+            root = Folder(self.root)
+        except OSError as e:
+            raise _Unavailable(str(e)) from e
+        with root:
+            stack: list[tuple[str, Rules]] = [(top, rules_above(root, top) if top else ())]
+            while stack:
+                rel, rules = stack.pop()
+                wd = _add_watch(self._fd, os.path.join(self.root, rel))
+                if wd < 0:
+                    continue  # gone already
+                self._dirs[wd] = rel
                 try:
-                    if not e.is_dir(follow_symlinks=False):
-                        continue
+                    fd = root.open_dir(rel)
                 except OSError:
                     continue
-                sub = f"{rel}{e.name}/"
-                if not (rules and ignored(rules, sub[:-1], True)):
-                    stack.append((sub, rules))
+                try:
+                    entries = listing(fd)
+                    hidden = [n.name for n in entries if n.name[0] == "."]
+                    rules = with_folder(rules, fd, rel, hidden)
+                except OSError:
+                    continue
+                finally:
+                    os.close(fd)
+                for entry in entries:
+                    if skipped_name(entry.name) or entry.name in TOOL_DIRS:
+                        continue
+                    try:
+                        if not entry.is_dir(follow_symlinks=False):
+                            continue
+                    except OSError:
+                        continue
+                    sub = f"{rel}{entry.name}/"
+                    if not (rules and ignored(rules, sub[:-1], True)):
+                        stack.append((sub, rules))
 
 
 class Freshness:

@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from .regular import read_regular
+from .fsafe import READ_FLAGS, Folder, read_fd
 
 IGNORE_FILES = (".gitignore", ".memoignore")
 MAX_IGNORE_BYTES = 1 << 20  # a bigger "ignore file" is not one: its lines are not read
@@ -22,14 +22,14 @@ MAX_IGNORE_BYTES = 1 << 20  # a bigger "ignore file" is not one: its lines are n
 Rules = tuple[tuple[str, Any], ...]
 
 
-def with_folder(rules: Rules, dir_path: str, rel: str, names: Iterable[str]) -> Rules:
-    """`rules` plus those of the folder at `dir_path` (holding `names`), if it has any."""
+def with_folder(rules: Rules, dir_fd: int, rel: str, names: Iterable[str]) -> Rules:
+    """`rules` plus those of the open folder `dir_fd` (at `rel`, holding `names`), if any."""
     present = [n for n in IGNORE_FILES if n in names]
     if not present:
         return rules
     lines: list[str] = []
     for name in present:
-        lines += _read_lines(os.path.join(dir_path, name))
+        lines += _read_lines(dir_fd, name)
     if not lines:
         return rules
     from pathspec import GitIgnoreSpec  # only folders that have ignore files pay for it
@@ -47,27 +47,37 @@ def ignored(rules: Rules, rel: str, is_dir: bool) -> bool:
     return False
 
 
-def rules_above(root: str, rel: str) -> Rules:
+def rules_above(root: Folder, rel: str) -> Rules:
     """The rules that folders above `rel` ('/'-terminated, below `root`) set for it: for
     walking one sub-folder on its own, as a walk from the root would see it."""
     rules: Rules = ()
     parts = [p for p in rel.split("/") if p]
     for depth in range(len(parts)):
         sub = "".join(p + "/" for p in parts[:depth])
-        folder = os.path.join(root, *parts[:depth])
-        rules = with_folder(rules, folder, sub, [n for n in IGNORE_FILES if _exists(folder, n)])
+        try:
+            fd = root.open_dir(sub)
+        except OSError:
+            return rules  # gone or swapped meanwhile: the walk below finds nothing either
+        try:
+            rules = with_folder(rules, fd, sub, IGNORE_FILES)
+        finally:
+            os.close(fd)
     return rules
 
 
-def _exists(folder: str, name: str) -> bool:
-    return os.path.isfile(os.path.join(folder, name))
-
-
-def _read_lines(path: str) -> list[str]:
+def _read_lines(dir_fd: int, name: str) -> list[str]:
+    """The lines of the ignore file `name` in `dir_fd`. A symlink is not followed (as git
+    does not since 2.32): an ignore file that is a link, a FIFO or too big sets no rules."""
     try:
-        data, size = read_regular(path, MAX_IGNORE_BYTES + 1)
+        fd = os.open(name, READ_FLAGS, dir_fd=dir_fd)
     except OSError:
-        return []  # unreadable, or a FIFO named .gitignore: no rules from it
+        return []
+    try:
+        data, size = read_fd(fd, MAX_IGNORE_BYTES + 1, name)
+    except OSError:
+        return []
+    finally:
+        os.close(fd)
     if size > MAX_IGNORE_BYTES:
         return []
     return data.decode("utf-8", errors="replace").splitlines()

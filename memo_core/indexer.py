@@ -20,7 +20,7 @@ import numpy as np
 from . import textnorm
 from .chunking import Chunk, chunk_markdown
 from .embedder import Embedder
-from .regular import NotRegularFile, read_regular
+from .fsafe import Folder, NotRegularFile, open_collection
 from .rows import FileState
 from .store import Store
 from .tuning import Tuning
@@ -100,10 +100,12 @@ def embed_input(heading: str, text: str, max_chars: int) -> str:
     return (f"{heading}\n{text}" if heading else text)[:max_chars]
 
 
-def read_note(path: Path, max_bytes: int) -> tuple[bytes, FileNote | None, str]:
-    """The file's bytes (possibly cut), a note when it is skipped or cut, and details."""
+def read_note(root: Folder, rel: str, max_bytes: int) -> tuple[bytes, FileNote | None, str]:
+    """The bytes of note `rel` below `root` (possibly cut), a note when it is skipped or
+    cut, and details. A note swapped for a symlink leading out of the root is unreadable
+    (and retried next time), never read."""
     try:
-        data, _ = read_regular(path, max_bytes + 1)
+        data, _ = root.read(rel, max_bytes + 1)
     except NotRegularFile:
         return b"", FileNote.SPECIAL, ""
     except OSError as e:
@@ -149,15 +151,27 @@ class Indexer:
                 self._fill_vectors(stats, progress, t0, stop)
             stats.seconds = time.monotonic() - t0
             return stats
-        found = scan(self.root) if changes is None else rescan(self.root, changes)
+        with open_collection(self.root) as folder:
+            return self._refresh(folder, stats, progress, stop, changes, t0)
+
+    def _refresh(
+        self,
+        folder: Folder,
+        stats: RefreshStats,
+        progress: ProgressFn | None,
+        stop: threading.Event | None,
+        changes: Changes | None,
+        t0: float,
+    ) -> RefreshStats:
+        found = scan(folder) if changes is None else rescan(folder, changes)
         stats.followed_links, stats.walked = found.followed_links, changes is None
         scanned = found.files
         known = self.store.file_stats()
         if changes is not None:
             known = {rel: st for rel, st in known.items() if changes.covers(rel)}
-        for folder in found.unreadable:
+        for unreadable in found.unreadable:
             stats.notices.append(
-                Notice(NoticeKind.UNREADABLE_FOLDER, str(self.root), folder or ".")
+                Notice(NoticeKind.UNREADABLE_FOLDER, str(self.root), unreadable or ".")
             )
         if changes is None:  # what a whole walk found
             self.store.set_walk_facts(found.unreadable, found.ignored)
@@ -166,7 +180,7 @@ class Indexer:
             # A file in a folder that could not be read is not known to be gone.
             gone = [rel for rel in known if rel not in scanned and not found.unknown(rel)]
             prog = Progress("index", 0, len(todo), 0, None, t0)
-            for batch in self._batches(todo, scanned, stats):
+            for batch in self._batches(folder, todo, scanned, stats):
                 if stop is not None and stop.is_set():
                     stats.stopped = True
                     return stats
@@ -193,7 +207,7 @@ class Indexer:
             self.store.mark_updated()
 
     def _batches(
-        self, todo: list[str], scanned: dict[str, FileStat], stats: RefreshStats
+        self, folder: Folder, todo: list[str], scanned: dict[str, FileStat], stats: RefreshStats
     ) -> Iterator[list[_Prepared]]:
         """Read, hash and chunk files, yielding groups of about `batch_chunks` chunks."""
         batch: list[_Prepared] = []
@@ -202,7 +216,7 @@ class Indexer:
         for rel in todo:
             st = scanned[rel]
             old = self.store.file_record(rel)
-            data, note, detail = read_note(self.root / rel, self.tuning.max_file_bytes)
+            data, note, detail = read_note(folder, rel, self.tuning.max_file_bytes)
             h = _digest(data)
             if old is not None and old.hash == h and not note:
                 touched.append((old, st))  # only the stat changed

@@ -5,11 +5,14 @@ resources and completions all use these, so they never disagree about what a not
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .fsafe import DIR_FLAGS, Folder, Identity, identity, listing
 from .ignore import IGNORE_FILES, Rules, ignored, rules_above, with_folder
 
 INDEX_DIR = ".memo"
@@ -120,64 +123,144 @@ class Changes:
         return folder in self.dirs
 
 
-# One folder still to walk: its path, its path relative to the root, the rules in force.
-_Todo = tuple[str, str, Rules]
-
-
-def scan(root: Path, below: str = "", *, deep: bool = True) -> Scan:
+def scan(root: Folder | Path, below: str = "", *, deep: bool = True) -> Scan:
     """Walk the notes of a collection (or of its sub-folder `below`, '/'-terminated; only
     its own entries when not `deep`).
 
     Hidden and tool folders are skipped, and whatever `.gitignore` / `.memoignore` files
-    exclude. Symlinks are followed only while they stay inside the root, and each real
-    folder is visited once, so link loops end. This runs before searches, so the loop is
-    kept lean: most entries cost a d_type check, a suffix check and a stat.
+    exclude. Every folder is opened relative to its parent's descriptor without following
+    symlinks (see `fsafe`): one swapped for a symlink meanwhile is skipped, never entered.
+    Symlinks are followed only while they stay inside the root, and each folder reached
+    through one is visited once, so link loops end. This runs before searches, so the loop
+    is kept lean: most entries cost a d_type check, a suffix check and a stat.
     """
+    if not isinstance(root, Folder):  # a caller's own path (tests, tools): resolved here
+        with Folder(os.path.realpath(root)) as folder:
+            return scan(folder, below, deep=deep)
     out = Scan()
-    found = out.files
-    root_s = str(root)
-    start = os.path.join(root_s, *below.split("/")[:-1]) if below else root_s
-    seen_dirs = {os.path.realpath(start)}
-    stack: list[_Todo] = [(start, below, rules_above(root_s, below) if below else ())]
-    while stack:
-        dir_path, rel, rules = stack.pop()
+    try:
+        start = root.open_dir(below)
+    except FileNotFoundError:
+        return out  # vanished: its notes are gone
+    except OSError:
+        out.unreadable.append(below)
+        return out
+    walk = _Walk(root, out, deep)
+    try:
+        walk.seen.add(identity(os.fstat(start)))
+        walk.enter(start, below, rules_above(root, below) if below else ())
+        walk.run()
+    finally:
+        walk.close()
+    return out
+
+
+class _Walk:
+    """One walk's state: the folders open from the start down to where it is (one
+    descriptor per level, so a wide tree never holds many), and what it found."""
+
+    def __init__(self, root: Folder, out: Scan, deep: bool) -> None:
+        self.root = root
+        self.out = out
+        self.deep = deep
+        self.seen: set[Identity] = set()  # folders reached through a symlink (or the start)
+        # (descriptor, path relative to the root, rules in force, sub-folders still to walk:
+        # (name, whether it is a symlink))
+        self.stack: list[tuple[int, str, Rules, list[tuple[str, bool]]]] = []
+
+    def close(self) -> None:
+        for fd, *_ in self.stack:
+            os.close(fd)
+        self.stack.clear()
+
+    def run(self) -> None:
+        while self.stack:
+            fd, rel, rules, todo = self.stack[-1]
+            if not todo:
+                os.close(fd)
+                self.stack.pop()
+                continue
+            name, linked = todo.pop()
+            if linked:  # a symlink to a folder: reached from the root, only inside it
+                self._enter_linked(f"{rel}{name}", rules)
+                continue
+            try:
+                child = os.open(name, DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                continue
+            except OSError as e:
+                if e.errno not in (errno.ENOTDIR, errno.ELOOP):
+                    self.out.unreadable.append(f"{rel}{name}/")
+                continue  # swapped for a symlink or a file since it was listed: not entered
+            self.enter(child, f"{rel}{name}/", rules)
+
+    def enter(self, fd: int, rel: str, rules: Rules) -> None:
+        """List the open folder `fd` (now owned by the walk) and note what it holds."""
+        self.stack.append((fd, rel, rules, []))
+        frame = len(self.stack) - 1
         try:
-            with os.scandir(dir_path) as it:
-                entries = list(it)
-        except FileNotFoundError:
-            continue  # vanished: its notes are gone
+            entries = listing(fd)
         except OSError:
-            out.unreadable.append(rel)
-            continue
+            self.out.unreadable.append(rel)
+            return
         hidden = [e.name for e in entries if e.name[0] == "."]
         if hidden:  # where ignore files would be
-            rules = with_folder(rules, dir_path, rel, hidden)
+            rules = with_folder(rules, fd, rel, hidden)
+        todo: list[tuple[str, bool]] = []
+        found = self.out.files
         for e in entries:
             name = e.name
             if name[0] == ".":
                 continue
             try:
                 if e.is_dir(follow_symlinks=False):
-                    if not deep or name in TOOL_DIRS:
+                    if not self.deep or name in TOOL_DIRS:
                         continue
-                    if rules and _left_out(out, rules, rel + name, True):
+                    if rules and _left_out(self.out, rules, rel + name, True):
                         continue
-                    stack.append((e.path, f"{rel}{name}/", rules))
+                    todo.append((name, False))
                 elif e.is_symlink():
-                    _follow_link(e, root_s, rel, rules, seen_dirs, stack, out)
+                    self._follow_link(rel + name, rules, todo)
                 elif name.endswith(NOTE_SUFFIXES):  # is_note_name: hidden ones are out
-                    if rules and _left_out(out, rules, rel + name, False):
+                    if rules and _left_out(self.out, rules, rel + name, False):
                         continue
                     st = e.stat(follow_symlinks=False)
                     found[rel + name] = (st.st_mtime_ns, st.st_size)
             except OSError:
                 continue
-        if not deep:
-            break  # its own entries only, links to folders included
-    return out
+        self.stack[frame] = (fd, rel, rules, todo if self.deep else [])
+
+    def _follow_link(self, rel: str, rules: Rules, todo: list[tuple[str, bool]]) -> None:
+        """A symlink at `rel`: the note it leads to, or its folder to walk (in `todo`),
+        when that lies inside the root."""
+        name = rel.rsplit("/", 1)[-1]
+        try:
+            st = self.root.stat(rel)
+        except OSError:
+            return  # leads outside the collection, nowhere, or to something unreadable
+        if stat.S_ISDIR(st.st_mode):
+            if self.deep and name not in TOOL_DIRS and not _left_out(self.out, rules, rel, True):
+                todo.append((name, True))
+        elif is_note_name(name) and stat.S_ISREG(st.st_mode):
+            if not _left_out(self.out, rules, rel, False):
+                self.out.files[rel] = (st.st_mtime_ns, st.st_size)
+                self.out.followed_links = True
+
+    def _enter_linked(self, rel: str, rules: Rules) -> None:
+        try:
+            fd = self.root.open_dir(rel)
+            st = os.fstat(fd)
+        except OSError:
+            return  # changed since it was listed
+        if identity(st) in self.seen:
+            os.close(fd)  # met before: a link loop, or two links to one folder
+            return
+        self.seen.add(identity(st))
+        self.out.followed_links = True
+        self.enter(fd, rel + "/", rules)
 
 
-def rescan(root: Path, changes: Changes) -> Scan:
+def rescan(root: Folder, changes: Changes) -> Scan:
     """What a full walk would find in the folders `changes` names (and nothing else)."""
     out = Scan()
     trees = sorted(changes.trees)
@@ -199,31 +282,6 @@ def _left_out(out: Scan, rules: Rules, rel: str, is_dir: bool) -> bool:
         out.ignored += 1
         return True
     return False
-
-
-def _follow_link(
-    e: os.DirEntry[str],
-    root_s: str,
-    rel: str,
-    rules: Rules,
-    seen_dirs: set[str],
-    stack: list[_Todo],
-    out: Scan,
-) -> None:
-    real = os.path.realpath(e.path)
-    if not is_within(real, root_s):
-        return  # leads outside the collection: never followed
-    if os.path.isdir(real):
-        if real not in seen_dirs and e.name not in TOOL_DIRS:
-            if not _left_out(out, rules, rel + e.name, True):
-                seen_dirs.add(real)
-                out.followed_links = True
-                stack.append((e.path, f"{rel}{e.name}/", rules))
-    elif is_note_name(e.name) and os.path.isfile(real):
-        if not _left_out(out, rules, rel + e.name, False):
-            st = os.stat(real)
-            out.files[rel + e.name] = (st.st_mtime_ns, st.st_size)
-            out.followed_links = True
 
 
 def find_indexes(roots: Iterable[Path], depth: int, max_dirs: int) -> list[Path]:

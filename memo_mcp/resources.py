@@ -33,15 +33,16 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
 
 from memo_core import (
+    Escape,
     MemoError,
+    NotRegularFile,
     changes_data,
     confine,
     find_indexes,
     for_terminal,
     is_note_path,
-    is_within,
     iso_time,
-    read_regular,
+    open_collection,
     shown,
 )
 from memo_mcp.lazy import LazyEngine
@@ -171,28 +172,37 @@ def read_note(collection: str, path: str, roots: Roots) -> str:
     rel = path.replace("\\", "/").strip("/")
     if not rel or "\0" in rel:
         raise _refuse(uri, "give the note's path relative to the collection, e.g. home/backup.md")
-    # Where it leads is judged before whether it exists: the answer for a path that leads
-    # out is the same whether or not anything is there.
-    real = Path(os.path.realpath(base / rel))
-    if not is_within(real, base):
-        raise _refuse(uri, f"{rel} leads outside {base}")
-    if not os.path.lexists(real):
-        raise ResourceNotFoundError(f"no such note: {rel} in {base}")
-    if not real.is_file() or not is_note_path(real.relative_to(base).as_posix()):
+    if not is_note_path(rel):
         raise _refuse(
             uri,
             f"{rel} is not a Markdown note (*.md) outside hidden folders: memo opens notes only",
         )
+    # Read through the folder's descriptor: a note or folder swapped for a symlink at any
+    # moment is refused, never followed out. Where it leads is judged before whether it
+    # exists, so a path that leads out gets one answer whatever lies there.
     try:
-        data, size = read_regular(real, MAX_NOTE_BYTES + 1)
-    except OSError as e:  # not a regular file (a FIFO), or unreadable
+        with open_collection(base) as folder:
+            data, size = folder.read(rel, MAX_NOTE_BYTES + 1)
+    except MemoError as e:
+        raise _refuse(uri, str(e)) from e
+    except Escape as e:
+        raise _refuse(uri, f"{rel} leads outside {base}") from e
+    except FileNotFoundError as e:
+        raise ResourceNotFoundError(f"no such note: {rel} in {base}") from e
+    except NotRegularFile as e:
+        raise _refuse(
+            uri,
+            f"{rel} is not a Markdown note (*.md) outside hidden folders: memo opens notes only",
+        ) from e
+    except OSError as e:  # unreadable, or swapped meanwhile
         raise _refuse(uri, f"{rel} cannot be read: {e.strerror or e}") from e
     if len(data) <= MAX_NOTE_BYTES:
         return data.decode("utf-8", errors="replace")
     cut = data[:MAX_NOTE_BYTES]
     cut = cut[: cut.rfind(b"\n") + 1] or cut
+    where = base / rel
     return cut.decode("utf-8", errors="replace") + (
-        f"\n<!-- memo: cut here, the first {len(cut)} of {size} bytes; the rest is in {real} -->\n"
+        f"\n<!-- memo: cut here, the first {len(cut)} of {size} bytes; the rest is in {where} -->\n"
     )
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import write_notes
 
-from memo_core import FileNote, Searcher, Tuning
+from memo_core import FileNote, Folder, Searcher, Tuning
 from memo_core.indexer import read_note
 
 MAX_FILE_BYTES = Tuning().max_file_bytes
@@ -31,7 +31,8 @@ def test_huge_file_is_cut_and_said_so(notes: Path) -> None:
 
 
 def test_file_that_vanished_is_noted_not_fatal(tmp_path: Path) -> None:
-    data, note, detail = read_note(tmp_path / "gone.md", MAX_FILE_BYTES)
+    with Folder(tmp_path) as folder:
+        data, note, detail = read_note(folder, "gone.md", MAX_FILE_BYTES)
     assert (data, note) == (b"", FileNote.UNREADABLE) and "No such file" in detail
 
 
