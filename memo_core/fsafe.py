@@ -103,8 +103,10 @@ def _load_openat2() -> ctypes.CDLL | None:
     return libc
 
 
-def _call_openat2(libc: ctypes.CDLL, dirfd: int, path: bytes, flags: int, resolve: int) -> int:
-    how = _OpenHow(flags, 0, resolve)
+def _call_openat2(
+    libc: ctypes.CDLL, dirfd: int, path: bytes, flags: int, resolve: int, mode: int = 0
+) -> int:
+    how = _OpenHow(flags, mode if flags & os.O_CREAT else 0, resolve)  # else EINVAL
     fd = int(
         libc.syscall(
             ctypes.c_long(_SYS_OPENAT2),
@@ -128,13 +130,13 @@ def has_openat2() -> bool:
     return _OPENAT2 is not None
 
 
-def _by_kernel(dirfd: int, path: str, flags: int, resolve: int) -> int | None:
+def _by_kernel(dirfd: int, path: str, flags: int, resolve: int, mode: int = 0) -> int | None:
     """`path` opened by the kernel with no symlink anywhere on the way (and with `resolve`);
     None where that cannot decide (no openat2, a symlink met, a rename racing `..`)."""
     if _OPENAT2 is None:
         return None
     try:
-        return _call_openat2(_OPENAT2, dirfd, os.fsencode(path), flags, resolve)
+        return _call_openat2(_OPENAT2, dirfd, os.fsencode(path), flags, resolve, mode)
     except OSError as e:
         if e.errno in _LINK_ERRORS | {errno.EXDEV, errno.EAGAIN, errno.ENOSYS, errno.EPERM}:
             return None  # memo walks it itself: follows what may be followed, or refuses
@@ -168,12 +170,14 @@ def _step(old: int, new: int) -> int:
     return new
 
 
-def open_below(dirfd: int, root_path: str, rel: str, flags: int = READ_FLAGS) -> int:
+def open_below(
+    dirfd: int, root_path: str, rel: str, flags: int = READ_FLAGS, mode: int = 0o644
+) -> int:
     """`rel` ('/'-separated) below the folder `dirfd` (whose real path is `root_path`),
-    opened with `flags`. Symlinks are followed only while they stay below that folder;
-    anything else is an `Escape`, whatever lies behind it."""
+    opened with `flags` (and `mode`, if it is created). Symlinks are followed only while
+    they stay below that folder; anything else is an `Escape`, whatever lies behind it."""
     flags |= os.O_NOFOLLOW  # the last name too: a link there is read and walked by memo
-    fd = _by_kernel(dirfd, rel, flags, _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS)
+    fd = _by_kernel(dirfd, rel, flags, _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS, mode)
     if fd is not None:
         return fd
     todo = [p for p in reversed(rel.split("/")) if p not in ("", ".")]
@@ -191,7 +195,7 @@ def open_below(dirfd: int, root_path: str, rel: str, flags: int = READ_FLAGS) ->
                 continue
             last = not todo
             try:
-                fd = os.open(name, flags if last else DIR_FLAGS, dir_fd=stack[-1])
+                fd = os.open(name, flags if last else DIR_FLAGS, mode, dir_fd=stack[-1])
             except OSError as e:
                 if e.errno not in _LINK_ERRORS:
                     raise
@@ -279,9 +283,9 @@ class Folder:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def open(self, rel: str, flags: int = READ_FLAGS) -> int:
+    def open(self, rel: str, flags: int = READ_FLAGS, mode: int = 0o644) -> int:
         """A descriptor of `rel` below this folder (symlinks followed only inside it)."""
-        return open_below(self.fd, self.path, rel, flags)
+        return open_below(self.fd, self.path, rel, flags, mode)
 
     def open_dir(self, rel: str) -> int:
         return self.open(rel, DIR_FLAGS) if rel.strip("/") else os.dup(self.fd)
