@@ -19,17 +19,16 @@ from pathlib import Path
 import apsw
 import numpy as np
 
-from . import indexfile
 from .changelog import EMPTY_FINGERPRINT
+from .dbfiles import LOCK_FILE
 from .embedder import Embedder
 from .errors import IndexBusyError, IndexLocationError, IndexStoreError
 from .feed import Freshness
 from .filelock import FileLock
 from .fusion import Candidates
 from .indexer import Indexer, ProgressFn, RefreshStats
-from .indexfile import LOCK_FILE
 from .jobs import RefreshJob
-from .location import choose, clear_scratch, fallback_index_path, scratch_path
+from .location import choose, clear_scratch, fallback_index_path, fresh_scratch
 from .results import CollectionStatus, Hit
 from .store import Store
 from .tuning import Tuning
@@ -164,28 +163,33 @@ class Collection:
         }
 
     def status(self) -> CollectionStatus:
-        """What the index holds; reads only (a folder never indexed reads as empty)."""
-        with self.snapshot() as s:
-            files, chunks, skipped = s.counts() if s else (0, 0, 0)
-            unreadable, ignored = s.walk_facts() if s else ([], 0)
-            updated = s.get_meta("updated_at") if s else None
-            return CollectionStatus(
-                root=str(self.root),
-                files=files,
-                chunks=chunks,
-                skipped=skipped,
-                updated_at=float(updated) if updated else None,
-                model=s.get_meta("vec_model") if s else None,
-                chunks_without_vectors=s.count_without_vectors() if s else 0,
-                notes=s.notes() if s else [],
-                index_path=str(self.db_path),
-                location_note=self.location_note,
-                fingerprint=s.fingerprint() if s else EMPTY_FINGERPRINT,
-                refreshed_at=max(self.refreshed_at or 0.0, float(updated or 0.0)) or None,
-                unreadable_folders=unreadable,
-                ignored=ignored,
-                indexing=self.activity(),
-            )
+        """What the index holds as last committed; writes nothing, not even SQLite's shared
+        memory, so a status after a killed `memo index` leaves its WAL as it was (a folder
+        never indexed reads as empty)."""
+        with self._sqlite_errors():
+            return Store.look(self.db_path, self._status_of)
+
+    def _status_of(self, s: Store | None) -> CollectionStatus:
+        files, chunks, skipped = s.counts() if s else (0, 0, 0)
+        unreadable, ignored = s.walk_facts() if s else ([], 0)
+        updated = s.get_meta("updated_at") if s else None
+        return CollectionStatus(
+            root=str(self.root),
+            files=files,
+            chunks=chunks,
+            skipped=skipped,
+            updated_at=float(updated) if updated else None,
+            model=s.get_meta("vec_model") if s else None,
+            chunks_without_vectors=s.count_without_vectors() if s else 0,
+            notes=s.notes() if s else [],
+            index_path=str(self.db_path),
+            location_note=self.location_note,
+            fingerprint=s.fingerprint() if s else EMPTY_FINGERPRINT,
+            refreshed_at=max(self.refreshed_at or 0.0, float(updated or 0.0)) or None,
+            unreadable_folders=unreadable,
+            ignored=ignored,
+            indexing=self.activity(),
+        )
 
     def absolute(self, rel: str) -> str:
         """A note's path as hits show it, from its path relative to the root."""
@@ -320,11 +324,10 @@ class Collection:
 
         A crash mid-build leaves the old one untouched. Only memo's own files in the index
         folder are written: the live index (recognised as memo's on open) and a scratch file
-        memo names and removes. The refresh lock makes this the only rebuild, so whatever
-        lies at the scratch name is the leftover of one that crashed.
+        memo names and removes. The refresh lock makes this the only rebuild, so what is
+        memo's at the scratch name is the leftover of one that crashed.
         """
-        scratch = scratch_path(writer.path)
-        indexfile.remove_files(scratch)
+        scratch = fresh_scratch(writer.path)
         self._rebuilding = True
         try:
             fresh = Store.create(scratch)

@@ -1,104 +1,58 @@
-"""memo's index file on disk: recognising it as memo's (read only, before anything is written
-to it), and opening, creating and removing its files without ever following a symlink.
+"""memo's index file on disk: opening it to write, to read, or only to look at, and
+creating and removing its files, never following a symlink and never touching a file that
+is not memo's (`dbfiles` says whose a file is, before SQLite opens it).
 
-memo's mark is SQLite's `application_id` ('memo') in the file header, plus an `app` row in
-its `meta` table written when the index is made (indexes of memo 0.1 have only the row).
-Whatever else lies at an index path (another program's database, a symlink, a FIFO) is
-never opened for writing, changed, replaced or deleted: the caller keeps its index elsewhere.
+Whatever lies at an index path that is not memo's (another program's database, a symlink, a
+FIFO, a hard link, a journal memo did not leave) is never opened for writing, changed,
+replaced or deleted: the caller keeps its index elsewhere. What only reads never writes the
+index or its WAL and never checkpoints; `look`, for a status, writes nothing at all.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import apsw
 import sqlite_vec
 
 from . import schema
-from .errors import IndexLocationError, IndexStoreError
+from .dbfiles import Mark, inspect, odd, side_files, sqlite_uri
+from .errors import IndexBusyError, IndexLocationError, IndexStoreError
 
 BUSY_TIMEOUT_MS = 10_000
-SQLITE_MAGIC = b"SQLite format 3\x00"
-SIDE_SUFFIXES = ("-wal", "-shm", "-journal")  # SQLite's own files beside a database
-LOCK_FILE = "refresh.lock"
+LOOK_PAUSES = (0.0, 0.01, 0.05, 0.2)  # seconds before each try of `look`
+T = TypeVar("T")
 
 
-class Mark(Enum):
-    NONE = "none"  # nothing there yet (no file, or an empty one): memo may make its index
-    MEMO = "memo"
-    FOREIGN = "foreign"
+class _PerFile:
+    """A lock per index file, for this process.
+
+    SQLite keeps one shared-memory index (-shm) per file per process, made read-only for
+    every connection when the first to map it was `look`'s: a writer attaching meanwhile
+    would fail with "attempt to write a readonly database" for as long as it lives. So no
+    connection to an index is opened while a `look` at it is open. One lock per file:
+    opening one index, which may wait for another process's lock, holds up no other."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._locks: dict[str, threading.RLock] = {}
+
+    def __call__(self, path: Path) -> threading.RLock:
+        with self._guard:
+            return self._locks.setdefault(str(path), threading.RLock())
 
 
-def inspect(path: Path) -> tuple[Mark, str]:
-    """Whose file is at `path`, found without writing anything; for a foreign one, what it is."""
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return Mark.NONE, ""
-    if stat.S_ISLNK(st.st_mode):
-        return Mark.FOREIGN, "a symbolic link"
-    if not stat.S_ISREG(st.st_mode):
-        return Mark.FOREIGN, "not a regular file"
-    header = _read_header(path)
-    if header is None:
-        return Mark.FOREIGN, "not a regular file"
-    if header and not header.startswith(SQLITE_MAGIC):
-        return Mark.FOREIGN, "not a SQLite database"
-    app_id = int.from_bytes(header[68:72], "big") if len(header) >= 72 else 0
-    if app_id == schema.APPLICATION_ID:
-        return Mark.MEMO, ""
-    if app_id:
-        return Mark.FOREIGN, "a SQLite database of another program"
-    if not header and not Path(f"{path}-wal").exists():
-        return Mark.NONE, ""
-    return _ask_sqlite(path)  # memo 0.1, or a new index whose header is still in its WAL
+_opening = _PerFile()
 
 
-def _read_header(path: Path) -> bytes | None:
-    """The first 100 bytes (SQLite's header); None when it is no regular file after all."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as e:
-        raise IndexStoreError(f"cannot read {path}: {e.strerror or e}") from e
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None  # swapped since the lstat
-        return os.read(fd, 100)
-    finally:
-        os.close(fd)
-
-
-def _ask_sqlite(path: Path) -> tuple[Mark, str]:
-    """The mark as SQLite sees it, through a read-only connection."""
-    try:
-        db = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_NOFOLLOW)
-    except apsw.Error as e:
-        raise _damaged(path, e) from e
-    try:
-        db.setbusytimeout(BUSY_TIMEOUT_MS)  # a writer may be making it at this very moment
-        if _scalar(db, "PRAGMA application_id") == schema.APPLICATION_ID:
-            return Mark.MEMO, ""
-        if not _scalar(db, "SELECT count(*) FROM sqlite_master"):
-            return Mark.NONE, ""
-        if _scalar(db, "PRAGMA application_id") == 0 and get_meta(db, "app") == schema.APP_ID:
-            return Mark.MEMO, ""  # made by memo 0.1, before the header carried the mark
-        return Mark.FOREIGN, "a SQLite database of another program"
-    except apsw.NotADBError:
-        return Mark.FOREIGN, "not a SQLite database"
-    except apsw.Error as e:
-        raise _damaged(path, e) from e
-    finally:
-        db.close()
-
-
-# -- opening ------------------------------------------------------------------------------
+# -- opening --------------------------------------------------------------------------------
 
 
 def open_for_writing(path: Path) -> apsw.Connection:
@@ -108,36 +62,124 @@ def open_for_writing(path: Path) -> apsw.Connection:
     file among its side files, a folder memo cannot write (the caller keeps it elsewhere).
     """
     make_private_dir(path.parent)
-    mark, what = inspect(path)
-    if mark is Mark.FOREIGN:
-        raise IndexLocationError(f"{path} is not a memo index ({what}); memo leaves it alone")
-    check_side_files(path)
+    mark = _owned(path)
     if mark is Mark.NONE:
         make_private_file(path)
-    db = _connect(path)
-    with _closed_on_error(db, path, writing=True):
-        _check_owner(db, path)
-        if _scalar(db, "PRAGMA journal_mode=WAL") != "wal":
-            raise IndexLocationError(f"WAL journaling does not work in {path.parent}")
-        db.execute("PRAGMA synchronous=NORMAL")
-        _migrate(db, path)
+    with _opening(path):
+        db = _open_sqlite(path, apsw.SQLITE_OPEN_READWRITE)
+        with _closed_on_error(db, path, writing=True):
+            _check_owner(db, path)
+            if _scalar(db, "PRAGMA journal_mode=WAL") != "wal":
+                raise IndexLocationError(f"WAL journaling does not work in {path.parent}")
+            db.execute("PRAGMA synchronous=NORMAL")
+            _migrate(db, path)
     return db
 
 
 def open_for_reading(path: Path) -> apsw.Connection | None:
-    """memo's index at `path` as it is (nothing is written), or None when there is none yet."""
-    mark, what = inspect(path)
-    if mark is Mark.NONE:
+    """memo's index at `path` as it is, or None when there is none yet; read-only: it never
+    writes the database or its WAL, never checkpoints, never deletes a file (SQLite's shared
+    memory, -shm, is kept up to date by it as by every reader of a WAL)."""
+    if _owned(path) is Mark.NONE:
         return None
-    if mark is Mark.FOREIGN:
-        raise IndexStoreError(f"{path} is not a memo index ({what}); memo leaves it alone")
-    check_side_files(path)
-    db = _connect(path)
-    with _closed_on_error(db, path, writing=False):
-        if _check_owner(db, path) == 0:
-            db.close()  # empty: a writer is creating it right now, nothing to read yet
-            return None
+    with _opening(path):
+        db = _open_sqlite(path, apsw.SQLITE_OPEN_READONLY)
+        with _closed_on_error(db, path, writing=False):
+            if _check_owner(db, path) == 0:
+                db.close()  # empty: a writer is creating it right now, nothing to read yet
+                return None
     return db
+
+
+def look(path: Path, read: Callable[[apsw.Connection | None], T]) -> T:
+    """What `read` finds in memo's index at `path` as last committed (None: no index yet),
+    read without writing a byte, not even to SQLite's -shm: for a status, which must change
+    nothing. `read` runs again when a writer moved on while it read.
+
+    With no WAL beside it (or an empty one) the file holds everything committed, read
+    `immutable`: no lock, no WAL, so a checkpoint into it meanwhile is noticed by its time.
+    With a WAL, SQLite reads it through a read-only -shm. A WAL without its -shm is a writer
+    closing (SQLite removes the -shm, then the WAL), or one killed just then: that WAL
+    cannot be read without making a -shm, and that is said.
+    """
+    for pause in LOOK_PAUSES:
+        time.sleep(pause)
+        try:
+            return _look_once(path, read)
+        except _MovedOn:
+            continue
+    wal, shm, _ = side_files(path)
+    if _size(wal) and not os.path.lexists(shm):
+        raise IndexStoreError(
+            f"{path}: last committed state unknown (its WAL cannot be read without "
+            "writing); run `memo index` on the collection"
+        )
+    raise IndexBusyError(f"{path} kept changing while it was read; try again")
+
+
+class _MovedOn(Exception):
+    """A writer changed what `look` was reading."""
+
+
+def _look_once(path: Path, read: Callable[[apsw.Connection | None], T]) -> T:
+    if _owned(path) is Mark.NONE:
+        return read(None)
+    wal, shm, _ = side_files(path)
+    with _opening(path):
+        if not _size(wal):
+            option, before = "immutable=1", _version(path)
+        elif os.path.lexists(shm):
+            option, before = "readonly_shm=1", None
+        else:
+            raise _MovedOn
+        try:
+            db = _open_sqlite(path, apsw.SQLITE_OPEN_READONLY, option)
+            try:
+                with _closed_on_error(db, path, writing=False):
+                    version = _check_owner(db, path)
+                found = read(db if version else None)
+            finally:
+                db.close()
+        except (apsw.Error, IndexStoreError) as e:
+            if _moved_on(path, before):
+                raise _MovedOn from e
+            raise
+        if before is not None and _moved_on(path, before):
+            raise _MovedOn
+        return found
+
+
+def _owned(path: Path) -> Mark:
+    """The mark at `path` when memo may use it (MEMO or NONE); IndexLocationError if not."""
+    mark, why = inspect(path)
+    if mark is Mark.FOREIGN:
+        raise IndexLocationError(why)
+    return mark
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.lstat(path).st_size
+    except FileNotFoundError:
+        return 0
+
+
+def _version(path: Path) -> tuple[int, int, int] | None:
+    """Which file is at `path` and when it last changed (None: none is)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _moved_on(path: Path, before: tuple[int, int, int] | None) -> bool:
+    """Whether `look` may not have read what it chose to: the file read `immutable` (its
+    version then: `before`) was written since, or the WAL it read is gone (its last writer
+    closed, checkpointing it into the file: SQLite then left an empty one, or none)."""
+    if before is None:
+        return not _size(side_files(path)[0])
+    return _version(path) != before
 
 
 def get_meta(db: apsw.Connection, key: str) -> str | None:
@@ -176,42 +218,28 @@ def make_private_file(path: Path) -> None:
         raise IndexLocationError(f"cannot create {path}: {e.strerror or e}") from e
 
 
-def check_side_files(path: Path) -> None:
-    """SQLite opens a database's side files by name (following links): refuse odd ones."""
-    for side in [Path(f"{path}{s}") for s in SIDE_SUFFIXES] + [path.parent / LOCK_FILE]:
-        try:
-            st = os.lstat(side)
-        except FileNotFoundError:
-            continue
-        if not stat.S_ISREG(st.st_mode):
-            kind = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a regular file"
-            raise IndexLocationError(f"{side} is {kind}: memo does not write through it")
-
-
 def remove_files(path: Path) -> None:
-    """Remove a database memo made and its side files; anything but a regular file there is
-    left alone and refused."""
-    check_side_files(path)
-    for p in [path] + [Path(f"{path}{s}") for s in SIDE_SUFFIXES]:
-        try:
-            st = os.lstat(p)
-        except FileNotFoundError:
-            continue
-        if not stat.S_ISREG(st.st_mode):
-            raise IndexLocationError(f"{p} is not a regular file: memo does not remove it")
+    """Remove the database at `path` and its side files, when they are memo's (its mark, or
+    nothing in it at all); IndexLocationError, and nothing removed, when any is not.
+
+    The side files go first and the database last: until it goes, it still shows whose side
+    files they are, should this be cut short."""
+    _owned(path)
+    for p in [*side_files(path), path]:
         p.unlink(missing_ok=True)
 
 
 def open_lock_file(path: Path) -> int:
-    """A descriptor of the lock file at `path` (made if missing), never through a symlink."""
+    """A descriptor of the lock file at `path` (made if missing), never through a symlink,
+    never one with other names."""
     flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
         fd = os.open(path, flags, 0o644)
     except OSError as e:
         raise IndexLocationError(f"cannot open {path}: {e.strerror or e}") from e
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    if what := odd(os.fstat(fd)):
         os.close(fd)
-        raise IndexLocationError(f"{path} is not a regular file: memo does not lock it")
+        raise IndexLocationError(f"{path} {what}: memo does not lock it")
     return fd
 
 
@@ -223,13 +251,18 @@ def _scalar(db: apsw.Connection, sql: str, params: tuple[object, ...] = ()) -> A
     return row[0] if row else None
 
 
-def _connect(path: Path) -> apsw.Connection:
-    flags = apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_NOFOLLOW
+def _open_sqlite(path: Path, access: int, *options: str) -> apsw.Connection:
+    """A connection to the database at `path` with sqlite-vec, never through a symlink, with
+    SQLite's URI `options`; one that only reads never checkpoints the WAL when it closes."""
+    name = sqlite_uri(path, *options) if options else str(path)
+    flags = access | apsw.SQLITE_OPEN_NOFOLLOW | (apsw.SQLITE_OPEN_URI if options else 0)
     try:
-        db = apsw.Connection(str(path), flags=flags)
+        db = apsw.Connection(name, flags=flags)
     except apsw.Error as e:
         raise IndexLocationError(f"cannot open {path}: {e}") from e
     try:
+        if access & apsw.SQLITE_OPEN_READONLY:
+            db.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
         db.enable_load_extension(True)
         sqlite_vec.load(db)
         db.enable_load_extension(False)

@@ -1,6 +1,6 @@
 """Where a collection's index lives: `<collection>/.memo/index.db` when memo may keep it
 there, else a file of its own in the cache dir. Deciding reads only; clearing a killed
-rebuild's scratch removes only regular files memo named.
+rebuild's scratch removes only files that are memo's by `dbfiles`' rules.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import stat
 from pathlib import Path
 
 from . import indexfile
+from .dbfiles import Mark, inspect
 from .errors import IndexLocationError
 from .model_install import cache_dir
 from .walker import INDEX_DIR, INDEX_FILE
@@ -56,9 +57,12 @@ def unusable(root: Path) -> str | None:
         return f"{folder} is a symbolic link: memo does not write through it"
     if not stat.S_ISDIR(st.st_mode):
         return f"{folder} is not a folder"
-    mark, what = indexfile.inspect(folder / INDEX_FILE)
-    if mark is indexfile.Mark.FOREIGN:
-        return f"{folder / INDEX_FILE} is not a memo index ({what}); memo leaves it alone"
+    # The rebuild's scratch is one of memo's names there too: what is not memo's at it
+    # would stop every rebuild (memo neither builds in it nor deletes it).
+    for db in (folder / INDEX_FILE, scratch_path(folder / INDEX_FILE)):
+        mark, why = inspect(db)
+        if mark is Mark.FOREIGN:
+            return why
     return None
 
 
@@ -67,7 +71,20 @@ def scratch_path(db: Path) -> Path:
 
 
 def clear_scratch(db: Path) -> None:
-    """Remove a rebuild's scratch files (only while holding the refresh lock: then no rebuild
-    is running); anything there that memo did not make is left alone."""
+    """Remove what a killed rebuild of `db` left (only while holding the refresh lock: then
+    no rebuild is running); anything there that memo did not make is left alone."""
     with contextlib.suppress(IndexLocationError):
         indexfile.remove_files(scratch_path(db))
+
+
+def fresh_scratch(db: Path) -> Path:
+    """Where a rebuild of `db` builds (call while holding the refresh lock), cleared of what
+    a killed rebuild left. Something there that memo did not make is neither built in nor
+    deleted (nor is another program's journal played back into a new index there): then
+    IndexLocationError, which says to move it away."""
+    scratch = scratch_path(db)
+    try:
+        indexfile.remove_files(scratch)
+    except IndexLocationError as e:
+        raise IndexLocationError(f"cannot rebuild {db}: {e}; move it away and rebuild") from e
+    return scratch

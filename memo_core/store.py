@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import apsw
 import numpy as np
@@ -27,12 +27,15 @@ from .schema import new_generation
 from .values import FileNote
 from .wordsearch import WordSearch
 
+T = TypeVar("T")
+
 
 class Store(ChangeLog, WordSearch):
     """An open index database. Not shared between threads without the caller's lock.
 
     `Store.create` opens for writing (making and migrating the file as needed);
-    `Store.open_existing` opens for reading and changes nothing.
+    `Store.open_existing` opens for reading and never writes the index or its WAL;
+    `Store.look` reads the last committed state and writes nothing at all.
     """
 
     def __init__(self, db: apsw.Connection, path: Path) -> None:
@@ -51,6 +54,12 @@ class Store(ChangeLog, WordSearch):
         """The index at `path` for reading, or None when there is none (yet)."""
         db = indexfile.open_for_reading(path)
         return cls(db, path) if db is not None else None
+
+    @classmethod
+    def look(cls, path: Path, read: Callable[[Store | None], T]) -> T:
+        """What `read` finds in the index at `path` as last committed, read without writing
+        a byte (None: there is none yet); `read` may run more than once (`indexfile.look`)."""
+        return indexfile.look(path, lambda db: read(cls(db, path) if db is not None else None))
 
     def close(self) -> None:
         self.db.close()
