@@ -134,8 +134,8 @@ def scan(root: Folder | Path, below: str = "", *, deep: bool = True) -> Scan:
     through one is visited once, so link loops end. This runs before searches, so the loop
     is kept lean: most entries cost a d_type check, a suffix check and a stat.
     """
-    if not isinstance(root, Folder):  # a caller's own path (tests, tools): resolved here
-        with Folder(os.path.realpath(root)) as folder:
+    if not isinstance(root, Folder):  # a caller's own symlink-free path (tests, tools)
+        with Folder(os.path.abspath(root)) as folder:
             return scan(folder, below, deep=deep)
     out = Scan()
     try:

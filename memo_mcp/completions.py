@@ -22,7 +22,7 @@ from mcp.types import (
     ResourceTemplateReference,
 )
 
-from memo_core import MemoError, confine, scan, shown
+from memo_core import MemoError, confine, open_collection, scan, shown
 
 from .prompts import PATH_PROMPTS
 from .resources import NOTE_TEMPLATE, CollectionCache
@@ -46,10 +46,10 @@ def sendable(name: str) -> bool:
 def note_paths(collection: str, roots: Sequence[Path]) -> list[str]:
     """The notes of a collection, relative to it; none when it is not a folder in the roots."""
     try:
-        root = confine(collection, list(roots))
+        with open_collection(confine(collection, list(roots))) as root:
+            return sorted(p for p in scan(root).files if sendable(p))
     except MemoError:
         return []
-    return sorted(p for p in scan(root).files if sendable(p))
 
 
 def register_completions(
