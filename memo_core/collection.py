@@ -22,12 +22,13 @@ import numpy as np
 from .changelog import EMPTY_FINGERPRINT
 from .dbfiles import LOCK_FILE
 from .embedder import Embedder
-from .errors import IndexBusyError, IndexLocationError, IndexStoreError
+from .errors import FolderChangedError, IndexBusyError, IndexLocationError, IndexStoreError
 from .feed import Freshness
 from .filelock import FileLock
+from .fsafe import Folder, open_collection
 from .fusion import Candidates
 from .indexer import Indexer, ProgressFn, RefreshStats
-from .jobs import RefreshJob
+from .jobs import RefreshJob, wait_within
 from .location import choose, clear_scratch, fallback_index_path, fresh_scratch
 from .results import CollectionStatus, Hit
 from .store import Store
@@ -108,13 +109,13 @@ class Collection:
         """The read connection inside one read transaction (None: not indexed yet), so a
         writer committing meanwhile (another process's refresh) cannot change what a search
         sees between its steps."""
-        with self._read_lock, self._sqlite_errors():
-            if self._reader is None:
-                self._reader = Store.open_existing(self.db_path)
+        with self._read_lock, self._sqlite_errors(), open_collection(self.root) as root:
+            self._reader = _kept(self._reader, root) or Store.open_existing(self.db_path, root)
             if self._reader is None:
                 yield None
                 return
             with self._reader.snapshot():
+                self._reader.check_held(root)  # the WAL its first read opened, too
                 yield self._reader
 
     def candidates(
@@ -166,8 +167,8 @@ class Collection:
         """What the index holds as last committed; writes nothing, not even SQLite's shared
         memory, so a status after a killed `memo index` leaves its WAL as it was (a folder
         never indexed reads as empty)."""
-        with self._sqlite_errors():
-            return Store.look(self.db_path, self._status_of)
+        with self._sqlite_errors(), open_collection(self.root) as root:
+            return Store.look(self.db_path, self._status_of, root)
 
     def _status_of(self, s: Store | None) -> CollectionStatus:
         files, chunks, skipped = s.counts() if s else (0, 0, 0)
@@ -197,11 +198,13 @@ class Collection:
 
     # -- writing --------------------------------------------------------------------------
 
-    def _open_writer(self) -> Store:
-        """The refresher's own connection (call only while holding the refresh lock)."""
+    def _open_writer(self, root: Folder) -> Store:
+        """The refresher's own connection (call only while holding the refresh lock), still
+        holding the index that lies in `root` (a folder swapped since: FolderChangedError)."""
+        self._writer = _kept(self._writer, root)
         if self._writer is None:
             try:
-                self._writer = Store.create(self.db_path)
+                self._writer = Store.create(self.db_path, root)
             except IndexLocationError as e:
                 fallback = fallback_index_path(self.root)
                 if self.db_path == fallback:
@@ -212,31 +215,33 @@ class Collection:
         return self._writer
 
     @contextmanager
-    def _refreshing(self, wait: bool) -> Iterator[tuple[Store | None, Notice | None]]:
+    def _refreshing(self, wait: bool) -> Iterator[tuple[Store | None, Folder, Notice | None]]:
         """Be the one refresher, in this process and then across processes.
 
-        Yields the writer once this caller may write, or (when `wait` is False) why it may
-        not: a rebuild under way here, or another process refreshing. A refresh in this
-        process is waited for even then: it is the same work, and the caller needs it.
+        Yields the writer and the root (opened by descriptor for this refresh) once this
+        caller may write, or (when `wait` is False) why it may not: a rebuild under way
+        here, or another process refreshing. A refresh in this process is waited for even
+        then: it is the same work, and the caller needs it.
         """
-        while not self._refresh_lock.acquire(timeout=0.05):
-            if not wait and self._rebuilding:
-                yield None, Notice(NoticeKind.REBUILDING, str(self.root))
-                return
-        try:
-            with self._sqlite_errors():
-                writer = self._open_writer()
-            lock = FileLock(writer.path.with_name(LOCK_FILE))
-            if not lock.acquire(wait=wait):
-                yield None, Notice(NoticeKind.BUSY, str(self.root))
-                return
+        with open_collection(self.root) as root:
+            while not self._refresh_lock.acquire(timeout=0.05):
+                if not wait and self._rebuilding:
+                    yield None, root, Notice(NoticeKind.REBUILDING, str(self.root))
+                    return
             try:
-                clear_scratch(writer.path)  # the leftovers of a rebuild that was killed
-                yield writer, None
+                with self._sqlite_errors():
+                    writer = self._open_writer(root)
+                lock = FileLock(writer.path.with_name(LOCK_FILE), root)
+                if not lock.acquire(wait=wait):
+                    yield None, root, Notice(NoticeKind.BUSY, str(self.root))
+                    return
+                try:
+                    clear_scratch(writer.path, root)  # what a killed rebuild left
+                    yield writer, root, None
+                finally:
+                    lock.release()
             finally:
-                lock.release()
-        finally:
-            self._refresh_lock.release()
+                self._refresh_lock.release()
 
     def refresh(
         self, embedder: Embedder | None, progress: ProgressFn | None, *, wait: bool = True
@@ -244,19 +249,19 @@ class Collection:
         """Update the index; rebuild it when what decides its content has changed (said
         once, in the notices). With `wait` False, a rebuild here or a refresh in another
         process is not waited for: the notices then say why nothing was done."""
-        with self._refreshing(wait) as (writer, busy):
+        with self._refreshing(wait) as (writer, root, busy):
             if writer is None:
                 return RefreshStats(notices=[busy] if busy else [])
             with self._sqlite_errors():
                 model = embedder.model_id if embedder is not None else None
                 changed = writer.identity_change(self.tuning.identity(), model)
                 if changed is None:
-                    indexer = Indexer(self.root, writer, embedder, self.tuning)
+                    indexer = Indexer(root, writer, embedder, self.tuning)
                     stats = indexer.refresh(progress, self._stop, self._freshness.changes())
                     if stats.followed_links:  # the OS reports changes under one name only
                         self._freshness.give_up()
                 else:
-                    stats = self._rebuild(writer, embedder, progress)
+                    stats = self._rebuild(writer, root, embedder, progress)
                     if not stats.stopped:
                         stats.notices.append(Notice(NoticeKind.REBUILT, str(self.root), changed))
             if not stats.stopped:
@@ -264,30 +269,14 @@ class Collection:
             return stats
 
     def refresh_within(
-        self,
-        embedder: Embedder | None,
-        progress: ProgressFn | None,
-        budget: float,
-        called: float,
+        self, embedder: Embedder | None, progress: ProgressFn | None, budget: float, called: float
     ) -> RefreshStats:
-        """Refresh on a thread of its own and wait for it until `budget` seconds after
-        `called` (the caller's start; earlier when a refresh was already running: its own
-        start counts): past that, what is committed answers, and the notice says how far
-        indexing got.
+        """Refresh on a thread of its own, waited for `budget` seconds (`jobs.wait_within`)."""
 
-        A change completed before the call is in the answer when it is in time: a refresh
-        already running when the call came in may have walked before the change, so it is
-        followed by another; so is one that ran without the model this caller has."""
-        deadline: float | None = None
-        while True:
-            job = self.start_refresh(embedder, progress)
-            deadline = deadline or min(called, job.started) + budget
-            if not job.wait(deadline, progress):
-                return RefreshStats(notices=[job.activity()])
-            stats = job.result()
-            fresh = job.started >= called or stats.stopped
-            if fresh and (embedder is None or job.embedder is not None):
-                return stats
+        def start() -> RefreshJob:
+            return self.start_refresh(embedder, progress)
+
+        return wait_within(start, progress, budget, called, model=embedder is not None)
 
     def start_refresh(self, embedder: Embedder | None, progress: ProgressFn | None) -> RefreshJob:
         """The refresh under way here, or a new one on a thread of its own (reporting to
@@ -311,14 +300,14 @@ class Collection:
     def rebuild(self, embedder: Embedder | None, progress: ProgressFn | None) -> int:
         """Rebuild from scratch (searches answer from the old index meanwhile); the number
         of files indexed."""
-        with self._refreshing(wait=True) as (writer, _), self._sqlite_errors():
+        with self._refreshing(wait=True) as (writer, root, _), self._sqlite_errors():
             assert writer is not None  # waiting, the writer is always ours
-            self._rebuild(writer, embedder, progress)
+            self._rebuild(writer, root, embedder, progress)
             self.refreshed_at = time.time()
             return writer.counts()[0]
 
     def _rebuild(
-        self, writer: Store, embedder: Embedder | None, progress: ProgressFn | None
+        self, writer: Store, root: Folder, embedder: Embedder | None, progress: ProgressFn | None
     ) -> RefreshStats:
         """Build a fresh index beside the live one, then copy it in as one transaction.
 
@@ -327,23 +316,33 @@ class Collection:
         memo names and removes. The refresh lock makes this the only rebuild, so what is
         memo's at the scratch name is the leftover of one that crashed.
         """
-        scratch = fresh_scratch(writer.path)
+        scratch = fresh_scratch(writer.path, root)
         self._rebuilding = True
         try:
-            fresh = Store.create(scratch)
+            fresh = Store.create(scratch, root)
             try:
                 fresh.set_identity(self.tuning.identity())
-                stats = Indexer(self.root, fresh, embedder, self.tuning).refresh(
-                    progress, self._stop
-                )
+                stats = Indexer(root, fresh, embedder, self.tuning).refresh(progress, self._stop)
                 if not stats.stopped:
                     writer.replace_with(fresh)
             finally:
                 fresh.close()
         finally:
             self._rebuilding = False
-            clear_scratch(writer.path)
+            clear_scratch(writer.path, root)
         return stats
+
+
+def _kept(store: Store | None, root: Folder) -> Store | None:
+    """`store` while it holds the index that lies in `root` now; else closed (None)."""
+    if store is None:
+        return None
+    try:
+        store.check_held(root)
+    except FolderChangedError:
+        store.close()
+        return None
+    return store
 
 
 def _capped(text: str) -> str:

@@ -25,7 +25,7 @@ from urllib.parse import quote
 import apsw
 
 from . import schema
-from .errors import IndexStoreError
+from .errors import IndexLocationError, IndexStoreError
 
 SIDE_SUFFIXES = ("-wal", "-shm", "-journal")  # SQLite's own files beside a database
 LOCK_FILE = "refresh.lock"
@@ -64,6 +64,14 @@ def inspect(path: Path) -> tuple[Mark, str]:
     if why := _foreign_side_file(path, mark):
         return Mark.FOREIGN, f"{why}; memo leaves it alone"
     return mark, ""
+
+
+def owned(path: Path) -> Mark:
+    """The mark at `path` when memo may use it (MEMO or NONE); IndexLocationError if not."""
+    mark, why = inspect(path)
+    if mark is Mark.FOREIGN:
+        raise IndexLocationError(why)
+    return mark
 
 
 def _database_mark(path: Path) -> tuple[Mark, str]:

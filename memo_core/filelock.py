@@ -7,7 +7,8 @@ import sys
 import time
 from pathlib import Path
 
-from .indexfile import open_lock_file
+from .fsafe import Folder
+from .indexdir import open_lock_file
 
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
     import msvcrt
@@ -44,14 +45,16 @@ else:
 
 
 class FileLock:
-    """Exclusive lock on `path`; released on `release()` or when the process dies."""
+    """Exclusive lock on `path`; released on `release()` or when the process dies. `root`:
+    the collection's folder, when `path` lies in its `.memo` (reached through it)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, root: Folder | None = None) -> None:
         self.path = path
+        self.root = root
         self._fd: int | None = None
 
     def acquire(self, *, wait: bool) -> bool:
-        fd = open_lock_file(self.path)
+        fd = open_lock_file(self.path, self.root)
         if wait:
             _lock(fd)
         elif not _try_lock(fd):

@@ -13,14 +13,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
 from . import textnorm
 from .chunking import Chunk, chunk_markdown
 from .embedder import Embedder
-from .fsafe import Folder, NotRegularFile, open_collection
+from .fsafe import Folder, NotRegularFile
 from .rows import FileState
 from .store import Store
 from .tuning import Tuning
@@ -123,8 +122,10 @@ def read_note(root: Folder, rel: str, max_bytes: int) -> tuple[bytes, FileNote |
 class Indexer:
     """Refreshes one collection's store from its folder."""
 
-    def __init__(self, root: Path, store: Store, embedder: Embedder | None, tuning: Tuning) -> None:
-        self.root = root
+    def __init__(
+        self, root: Folder, store: Store, embedder: Embedder | None, tuning: Tuning
+    ) -> None:
+        self.root = root  # reached through its descriptor, opened by the caller
         self.store = store
         self.embedder = embedder
         self.tuning = tuning
@@ -151,19 +152,7 @@ class Indexer:
                 self._fill_vectors(stats, progress, t0, stop)
             stats.seconds = time.monotonic() - t0
             return stats
-        with open_collection(self.root) as folder:
-            return self._refresh(folder, stats, progress, stop, changes, t0)
-
-    def _refresh(
-        self,
-        folder: Folder,
-        stats: RefreshStats,
-        progress: ProgressFn | None,
-        stop: threading.Event | None,
-        changes: Changes | None,
-        t0: float,
-    ) -> RefreshStats:
-        found = scan(folder) if changes is None else rescan(folder, changes)
+        found = scan(self.root) if changes is None else rescan(self.root, changes)
         stats.followed_links, stats.walked = found.followed_links, changes is None
         scanned = found.files
         known = self.store.file_stats()
@@ -171,7 +160,7 @@ class Indexer:
             known = {rel: st for rel, st in known.items() if changes.covers(rel)}
         for unreadable in found.unreadable:
             stats.notices.append(
-                Notice(NoticeKind.UNREADABLE_FOLDER, str(self.root), unreadable or ".")
+                Notice(NoticeKind.UNREADABLE_FOLDER, self.root.path, unreadable or ".")
             )
         if changes is None:  # what a whole walk found
             self.store.set_walk_facts(found.unreadable, found.ignored)
@@ -180,7 +169,7 @@ class Indexer:
             # A file in a folder that could not be read is not known to be gone.
             gone = [rel for rel in known if rel not in scanned and not found.unknown(rel)]
             prog = Progress("index", 0, len(todo), 0, None, t0)
-            for batch in self._batches(folder, todo, scanned, stats):
+            for batch in self._batches(todo, scanned, stats):
                 if stop is not None and stop.is_set():
                     stats.stopped = True
                     return stats
@@ -207,7 +196,7 @@ class Indexer:
             self.store.mark_updated()
 
     def _batches(
-        self, folder: Folder, todo: list[str], scanned: dict[str, FileStat], stats: RefreshStats
+        self, todo: list[str], scanned: dict[str, FileStat], stats: RefreshStats
     ) -> Iterator[list[_Prepared]]:
         """Read, hash and chunk files, yielding groups of about `batch_chunks` chunks."""
         batch: list[_Prepared] = []
@@ -216,7 +205,7 @@ class Indexer:
         for rel in todo:
             st = scanned[rel]
             old = self.store.file_record(rel)
-            data, note, detail = read_note(folder, rel, self.tuning.max_file_bytes)
+            data, note, detail = read_note(self.root, rel, self.tuning.max_file_bytes)
             h = _digest(data)
             if old is not None and old.hash == h and not note:
                 touched.append((old, st))  # only the stat changed

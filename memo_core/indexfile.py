@@ -1,6 +1,6 @@
-"""memo's index file on disk: opening it to write, to read, or only to look at, and
-creating and removing its files, never following a symlink and never touching a file that
-is not memo's (`dbfiles` says whose a file is, before SQLite opens it).
+"""memo's index file on disk: opening it to write, to read, or only to look at, never
+following a symlink and never touching a file that is not memo's (`dbfiles` says whose a
+file is, before SQLite opens it; `indexdir` reaches the files through the root's descriptor).
 
 Whatever lies at an index path that is not memo's (another program's database, a symlink, a
 FIFO, a hard link, a journal memo did not leave) is never opened for writing, changed,
@@ -11,7 +11,6 @@ index or its WAL and never checkpoints; `look`, for a status, writes nothing at 
 from __future__ import annotations
 
 import os
-import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -23,8 +22,10 @@ import apsw
 import sqlite_vec
 
 from . import schema
-from .dbfiles import Mark, inspect, odd, side_files, sqlite_uri
+from .dbfiles import Mark, owned, side_files
 from .errors import IndexBusyError, IndexLocationError, IndexStoreError
+from .fsafe import Folder
+from .indexdir import check_held, connect, make_private_dir, make_private_file
 
 BUSY_TIMEOUT_MS = 10_000
 LOOK_PAUSES = (0.0, 0.01, 0.05, 0.2)  # seconds before each try of `look`
@@ -55,43 +56,48 @@ _opening = _PerFile()
 # -- opening --------------------------------------------------------------------------------
 
 
-def open_for_writing(path: Path) -> apsw.Connection:
-    """memo's index at `path`, created and migrated as needed, in WAL mode.
+def open_for_writing(path: Path, root: Folder | None = None) -> apsw.Connection:
+    """memo's index at `path`, created and migrated as needed, in WAL mode; `root`: the
+    collection's folder, when `path` lies in its `.memo` (reached through its descriptor,
+    and SQLite's file checked to be the one there: `indexdir`).
 
     IndexLocationError when the place cannot hold it: a foreign file there, a symlink or odd
     file among its side files, a folder memo cannot write (the caller keeps it elsewhere).
     """
-    make_private_dir(path.parent)
-    mark = _owned(path)
+    make_private_dir(path.parent, root)
+    mark = owned(path)
     if mark is Mark.NONE:
-        make_private_file(path)
+        make_private_file(path, root)
     with _opening(path):
-        db = _open_sqlite(path, apsw.SQLITE_OPEN_READWRITE)
+        db = _open_sqlite(path, apsw.SQLITE_OPEN_READWRITE, root=root)
         with _closed_on_error(db, path, writing=True):
             _check_owner(db, path)
             if _scalar(db, "PRAGMA journal_mode=WAL") != "wal":
                 raise IndexLocationError(f"WAL journaling does not work in {path.parent}")
+            check_held(db, path, root)  # the WAL too, now open
             db.execute("PRAGMA synchronous=NORMAL")
             _migrate(db, path)
     return db
 
 
-def open_for_reading(path: Path) -> apsw.Connection | None:
+def open_for_reading(path: Path, root: Folder | None = None) -> apsw.Connection | None:
     """memo's index at `path` as it is, or None when there is none yet; read-only: it never
     writes the database or its WAL, never checkpoints, never deletes a file (SQLite's shared
-    memory, -shm, is kept up to date by it as by every reader of a WAL)."""
-    if _owned(path) is Mark.NONE:
+    memory, -shm, is kept up to date by it as by every reader of a WAL). `root`: as for
+    `open_for_writing`."""
+    if owned(path) is Mark.NONE:
         return None
     with _opening(path):
-        db = _open_sqlite(path, apsw.SQLITE_OPEN_READONLY)
+        db = _open_sqlite(path, apsw.SQLITE_OPEN_READONLY, root=root)
         with _closed_on_error(db, path, writing=False):
             if _check_owner(db, path) == 0:
                 db.close()  # empty: a writer is creating it right now, nothing to read yet
                 return None
+            check_held(db, path, root)
     return db
 
 
-def look(path: Path, read: Callable[[apsw.Connection | None], T]) -> T:
+def look(path: Path, read: Callable[[apsw.Connection | None], T], root: Folder | None = None) -> T:
     """What `read` finds in memo's index at `path` as last committed (None: no index yet),
     read without writing a byte, not even to SQLite's -shm: for a status, which must change
     nothing. `read` runs again when a writer moved on while it read.
@@ -105,7 +111,7 @@ def look(path: Path, read: Callable[[apsw.Connection | None], T]) -> T:
     for pause in LOOK_PAUSES:
         time.sleep(pause)
         try:
-            return _look_once(path, read)
+            return _look_once(path, read, root)
         except _MovedOn:
             continue
     wal, shm, _ = side_files(path)
@@ -121,8 +127,8 @@ class _MovedOn(Exception):
     """A writer changed what `look` was reading."""
 
 
-def _look_once(path: Path, read: Callable[[apsw.Connection | None], T]) -> T:
-    if _owned(path) is Mark.NONE:
+def _look_once(path: Path, read: Callable[[apsw.Connection | None], T], root: Folder | None) -> T:
+    if owned(path) is Mark.NONE:
         return read(None)
     wal, shm, _ = side_files(path)
     with _opening(path):
@@ -133,10 +139,11 @@ def _look_once(path: Path, read: Callable[[apsw.Connection | None], T]) -> T:
         else:
             raise _MovedOn
         try:
-            db = _open_sqlite(path, apsw.SQLITE_OPEN_READONLY, option)
+            db = _open_sqlite(path, apsw.SQLITE_OPEN_READONLY, option, root=root)
             try:
                 with _closed_on_error(db, path, writing=False):
                     version = _check_owner(db, path)
+                    check_held(db, path, root)
                 found = read(db if version else None)
             finally:
                 db.close()
@@ -147,14 +154,6 @@ def _look_once(path: Path, read: Callable[[apsw.Connection | None], T]) -> T:
         if before is not None and _moved_on(path, before):
             raise _MovedOn
         return found
-
-
-def _owned(path: Path) -> Mark:
-    """The mark at `path` when memo may use it (MEMO or NONE); IndexLocationError if not."""
-    mark, why = inspect(path)
-    if mark is Mark.FOREIGN:
-        raise IndexLocationError(why)
-    return mark
 
 
 def _size(path: Path) -> int:
@@ -189,60 +188,6 @@ def get_meta(db: apsw.Connection, key: str) -> str | None:
     return value
 
 
-# -- files memo makes -----------------------------------------------------------------------
-
-
-def make_private_dir(folder: Path) -> None:
-    """`folder` as a real directory (made if missing; its parents too); never a symlink."""
-    try:
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        os.mkdir(folder)
-    except FileExistsError:
-        pass
-    except OSError as e:
-        raise IndexLocationError(f"cannot create {folder}: {e.strerror or e}") from e
-    st = os.lstat(folder)
-    if not stat.S_ISDIR(st.st_mode):
-        kind = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a folder"
-        raise IndexLocationError(f"{folder} is {kind}: memo does not write through it")
-
-
-def make_private_file(path: Path) -> None:
-    """A new, empty regular file at `path`, unless something is there already."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    try:
-        os.close(os.open(path, flags, 0o644))
-    except FileExistsError:
-        pass  # made meanwhile: inspected again when opened
-    except OSError as e:
-        raise IndexLocationError(f"cannot create {path}: {e.strerror or e}") from e
-
-
-def remove_files(path: Path) -> None:
-    """Remove the database at `path` and its side files, when they are memo's (its mark, or
-    nothing in it at all); IndexLocationError, and nothing removed, when any is not.
-
-    The side files go first and the database last: until it goes, it still shows whose side
-    files they are, should this be cut short."""
-    _owned(path)
-    for p in [*side_files(path), path]:
-        p.unlink(missing_ok=True)
-
-
-def open_lock_file(path: Path) -> int:
-    """A descriptor of the lock file at `path` (made if missing), never through a symlink,
-    never one with other names."""
-    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    try:
-        fd = os.open(path, flags, 0o644)
-    except OSError as e:
-        raise IndexLocationError(f"cannot open {path}: {e.strerror or e}") from e
-    if what := odd(os.fstat(fd)):
-        os.close(fd)
-        raise IndexLocationError(f"{path} {what}: memo does not lock it")
-    return fd
-
-
 # -- SQLite -------------------------------------------------------------------------------
 
 
@@ -251,13 +196,14 @@ def _scalar(db: apsw.Connection, sql: str, params: tuple[object, ...] = ()) -> A
     return row[0] if row else None
 
 
-def _open_sqlite(path: Path, access: int, *options: str) -> apsw.Connection:
+def _open_sqlite(
+    path: Path, access: int, *options: str, root: Folder | None = None
+) -> apsw.Connection:
     """A connection to the database at `path` with sqlite-vec, never through a symlink, with
-    SQLite's URI `options`; one that only reads never checkpoints the WAL when it closes."""
-    name = sqlite_uri(path, *options) if options else str(path)
-    flags = access | apsw.SQLITE_OPEN_NOFOLLOW | (apsw.SQLITE_OPEN_URI if options else 0)
+    SQLite's URI `options`; one that only reads never checkpoints the WAL when it closes.
+    For a file in `<root>/.memo`, the files SQLite opens are the ones there (`indexdir`)."""
     try:
-        db = apsw.Connection(name, flags=flags)
+        db = connect(path, access, options, root)
     except apsw.Error as e:
         raise IndexLocationError(f"cannot open {path}: {e}") from e
     try:

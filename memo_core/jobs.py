@@ -85,3 +85,31 @@ class RefreshJob:
             )
         done, total = (p.files_done, p.files_total) if p is not None else (0, 0)
         return Notice(NoticeKind.INDEXING, self.collection, done=done, total=total)
+
+
+def wait_within(
+    start: Callable[[], RefreshJob],
+    progress: ProgressFn | None,
+    budget: float,
+    called: float,
+    *,
+    model: bool,
+) -> RefreshStats:
+    """Start a refresh (or join the one running: `start`) and wait for it until `budget`
+    seconds after `called` (the caller's start; earlier when a refresh was already running:
+    its own start counts): past that, what is committed answers, and the notice says how far
+    indexing got.
+
+    A change completed before the call is in the answer when it is in time: a refresh
+    already running when the call came in may have walked before the change, so it is
+    followed by another; so is one that ran without the model this caller has (`model`)."""
+    deadline: float | None = None
+    while True:
+        job = start()
+        deadline = deadline or min(called, job.started) + budget
+        if not job.wait(deadline, progress):
+            return RefreshStats(notices=[job.activity()])
+        stats = job.result()
+        fresh = job.started >= called or stats.stopped
+        if fresh and (job.embedder is not None or not model):
+            return stats

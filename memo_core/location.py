@@ -12,9 +12,10 @@ import re
 import stat
 from pathlib import Path
 
-from . import indexfile
+from . import indexdir
 from .dbfiles import Mark, inspect
 from .errors import IndexLocationError
+from .fsafe import Folder
 from .model_install import cache_dir
 from .walker import INDEX_DIR, INDEX_FILE
 
@@ -70,21 +71,21 @@ def scratch_path(db: Path) -> Path:
     return db.with_name(f"{db.name}.rebuild")
 
 
-def clear_scratch(db: Path) -> None:
+def clear_scratch(db: Path, root: Folder | None = None) -> None:
     """Remove what a killed rebuild of `db` left (only while holding the refresh lock: then
     no rebuild is running); anything there that memo did not make is left alone."""
     with contextlib.suppress(IndexLocationError):
-        indexfile.remove_files(scratch_path(db))
+        indexdir.remove_files(scratch_path(db), root)
 
 
-def fresh_scratch(db: Path) -> Path:
+def fresh_scratch(db: Path, root: Folder | None = None) -> Path:
     """Where a rebuild of `db` builds (call while holding the refresh lock), cleared of what
     a killed rebuild left. Something there that memo did not make is neither built in nor
     deleted (nor is another program's journal played back into a new index there): then
     IndexLocationError, which says to move it away."""
     scratch = scratch_path(db)
     try:
-        indexfile.remove_files(scratch)
+        indexdir.remove_files(scratch, root)
     except IndexLocationError as e:
         raise IndexLocationError(f"cannot rebuild {db}: {e}; move it away and rebuild") from e
     return scratch

@@ -19,9 +19,10 @@ from typing import Any, TypeVar
 import apsw
 import numpy as np
 
-from . import indexfile, textnorm
+from . import indexdir, indexfile, textnorm
 from .changelog import CONTENT, ChangeLog
 from .chunking import Chunk
+from .fsafe import Folder
 from .rows import ChunkRow, FileState, from_stored, stored
 from .schema import new_generation
 from .values import FileNote
@@ -45,21 +46,29 @@ class Store(ChangeLog, WordSearch):
         self._stats_key: tuple[int, int] | None = None
 
     @classmethod
-    def create(cls, path: Path) -> Store:
-        """The index at `path` for writing, made and migrated as needed."""
-        return cls(indexfile.open_for_writing(path), path)
+    def create(cls, path: Path, root: Folder | None = None) -> Store:
+        """The index at `path` for writing, made and migrated as needed (`root`: the
+        collection's folder, through which its `.memo` is reached)."""
+        return cls(indexfile.open_for_writing(path, root), path)
 
     @classmethod
-    def open_existing(cls, path: Path) -> Store | None:
+    def open_existing(cls, path: Path, root: Folder | None = None) -> Store | None:
         """The index at `path` for reading, or None when there is none (yet)."""
-        db = indexfile.open_for_reading(path)
+        db = indexfile.open_for_reading(path, root)
         return cls(db, path) if db is not None else None
 
     @classmethod
-    def look(cls, path: Path, read: Callable[[Store | None], T]) -> T:
+    def look(cls, path: Path, read: Callable[[Store | None], T], root: Folder | None = None) -> T:
         """What `read` finds in the index at `path` as last committed, read without writing
         a byte (None: there is none yet); `read` may run more than once (`indexfile.look`)."""
-        return indexfile.look(path, lambda db: read(cls(db, path) if db is not None else None))
+        return indexfile.look(
+            path, lambda db: read(cls(db, path) if db is not None else None), root
+        )
+
+    def check_held(self, root: Folder) -> None:
+        """FolderChangedError unless this connection still holds the index that lies in
+        `root`'s `.memo` now (a connection kept across calls keeps the file it got)."""
+        indexdir.check_held(self.db, self.path, root)
 
     def close(self) -> None:
         self.db.close()
