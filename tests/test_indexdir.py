@@ -92,9 +92,7 @@ def test_a_kept_connection_follows_the_index_that_lies_there_now(
             assert s is not None and s.file_stats().keys() == {"b.md"}
 
 
-def test_a_writer_busy_elsewhere_does_not_stall_other_threads(
-    naming: str, tmp_path: Path
-) -> None:
+def test_a_writer_busy_elsewhere_does_not_stall_other_threads(naming: str, tmp_path: Path) -> None:
     """SQLite waits for a locked index in the VFS's sleep: other threads must run meanwhile."""
     import apsw
 
