@@ -23,7 +23,7 @@ from .changelog import EMPTY_FINGERPRINT
 from .dbfiles import LOCK_FILE
 from .embedder import Embedder
 from .errors import FolderChangedError, IndexBusyError, IndexLocationError, IndexStoreError
-from .feed import Freshness
+from .feed import Freshness, Inotify
 from .filelock import FileLock
 from .fsafe import Folder, open_collection
 from .fusion import Candidates
@@ -39,10 +39,10 @@ from .wordscore import word_candidates
 
 
 class Collection:
-    def __init__(self, root: Path, tuning: Tuning, *, notify: bool = False) -> None:
+    def __init__(self, root: Path, tuning: Tuning, *, inotify: Inotify | None = None) -> None:
         self.root = root
         self.tuning = tuning
-        self._freshness = Freshness(root, notify)  # the OS's change reports, or walks
+        self._freshness = Freshness(root, inotify)  # the OS's change reports, or walks
         self.location_note: str | None = None
         self.refreshed_at: float | None = None  # last refresh by this process
         self._db_path: Path | None = None
@@ -258,7 +258,7 @@ class Collection:
                 if changed is None:
                     indexer = Indexer(root, writer, embedder, self.tuning)
                     stats = indexer.refresh(progress, self._stop, self._freshness.changes())
-                    if stats.followed_links:  # the OS reports changes under one name only
+                    if stats.two_names:  # the OS reports a change under the name it was made by
                         self._freshness.give_up()
                 else:
                     stats = self._rebuild(writer, root, embedder, progress)

@@ -22,6 +22,7 @@ from .confine import check_inside, real_path
 from .discovery import discover, resolve_path
 from .embedder import Embedder
 from .errors import InvalidArgumentError, ModelUnavailableError
+from .feed import Inotify
 from .fusion import Candidates
 from .indexer import ProgressFn, RefreshStats
 from .models import ModelSource
@@ -66,6 +67,7 @@ class Engine:
         self.models = models or ModelSource()
         self.refresh_budget_s = refresh_budget_s
         self.notify = notify
+        self._inotify = Inotify() if notify else None  # one for the process's collections
         # Where this engine may work at all (memo-mcp: the allowed roots). A front end checks
         # a path first; the engine checks again what it resolved, whatever it was given.
         self.roots = list(roots) if roots is not None else None
@@ -78,6 +80,8 @@ class Engine:
             self._collections.clear()
         for c in collections:
             c.close()
+        if self._inotify is not None:
+            self._inotify.close()
 
     def __enter__(self) -> Engine:
         return self
@@ -97,7 +101,7 @@ class Engine:
         with self._lock:
             for root in roots:
                 if root not in self._collections:
-                    self._collections[root] = Collection(root, self.tuning, notify=self.notify)
+                    self._collections[root] = Collection(root, self.tuning, inotify=self._inotify)
             found = [self._collections[r] for r in roots]
             missing = [r for r in self._collections if r not in roots and is_within(r, base)]
         # Folders deleted since: forget them (they are not searched anyway).

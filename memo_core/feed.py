@@ -18,6 +18,7 @@ import os
 import struct
 import sys
 import threading
+import time
 from functools import lru_cache
 from pathlib import Path
 
@@ -43,93 +44,164 @@ class _Unavailable(Exception):
     """The feed cannot be exact (no inotify, a watch that could not be added)."""
 
 
-class ChangeFeed:
-    """inotify watches on every folder of a collection the walker would enter."""
+# A collection learning from the OS is still walked whole this often: what no event names
+# (a note hard-linked from elsewhere after the first walk, then edited through that other
+# name) is found within this many seconds.
+WALK_EVERY_S = 300.0
+# At most this many reads of the queue per refresh (64 KB each): a folder that changes
+# faster than memo reads (a flipping symlink) ends in one walk, not in draining forever.
+MAX_READS = 64
 
-    def __init__(self, root: Path) -> None:
-        self.root = str(root)
+
+class Inotify:
+    """The process's one inotify instance (a user has 128 in all, and every program wants
+    some), shared by the feeds of every collection: a watch names its feeds and the folder
+    it is for each, and the events read by whichever feed asks are handed to all of them."""
+
+    def __init__(self) -> None:
         self._fd = -1
-        self._dirs: dict[int, str] = {}  # watch descriptor -> folder ('/'-terminated, '' root)
-        self._lock = threading.Lock()
-        self._exact = False
+        self._lock = threading.Lock()  # the queue and the watches
+        self._owners: dict[int, dict[ChangeFeed, str]] = {}  # wd -> feed -> its folder
+
+    def watch(self, feed: ChangeFeed, path: str, rel: str) -> bool:
+        """Watch the folder at `path` (`rel` in `feed`); False when it is gone already."""
+        with self._lock:
+            if self._fd < 0:
+                self._fd = _inotify_init()
+            wd = _add_watch(self._fd, path)
+            if wd >= 0:
+                self._owners.setdefault(wd, {})[feed] = rel
+            return wd >= 0
+
+    def forget(self, feed: ChangeFeed) -> None:
+        """Drop `feed`'s watches (those no other feed shares)."""
+        with self._lock:
+            for wd, feeds in list(self._owners.items()):
+                if feeds.pop(feed, None) is not None and not feeds:
+                    del self._owners[wd]
+                    _rm_watch(self._fd, wd)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fd >= 0:
+                os.close(self._fd)
+            self._fd = -1
+            self._lose_all()
+            self._owners.clear()
+
+    def collect(self, feed: ChangeFeed) -> tuple[Changes, list[str], bool]:
+        """What the queue holds, handed to the feeds; then `feed`'s part, taken: what
+        changed, the folders to start watching, and whether it lost track."""
+        with self._lock:
+            self._drain()
+            found, feed.pending = feed.pending, Changes()
+            folders, feed.new_folders = feed.new_folders, []
+            lost, feed.lost = feed.lost, False
+            return found, folders, lost
+
+    def _drain(self) -> None:
+        if self._fd >= 0:
+            for _ in range(MAX_READS):
+                try:
+                    data = _read(self._fd)
+                except _Unavailable:
+                    self._lose_all()
+                    return
+                if not data:
+                    return
+                self._hand_out(data)
+            self._lose_all()  # more than memo reads at once: every feed walks instead
+
+    def _lose_all(self) -> None:
+        for feeds in self._owners.values():
+            for feed in feeds:
+                feed.lost = True
+
+    def _hand_out(self, data: bytes) -> None:
+        offset = 0
+        while offset < len(data):
+            wd, mask, _cookie, size = _EVENT.unpack_from(data, offset)
+            raw = data[offset + _EVENT.size : offset + _EVENT.size + size].rstrip(b"\0")
+            offset += _EVENT.size + size
+            if mask & IN_Q_OVERFLOW:
+                self._lose_all()
+                continue
+            feeds = self._owners.get(wd, {})
+            if mask & IN_IGNORED:
+                self._owners.pop(wd, None)
+            for feed, rel in list(feeds.items()):
+                feed.event(mask, os.fsdecode(raw), rel)
+
+
+class ChangeFeed:
+    """inotify watches on every folder of a collection the walker would enter (in the
+    process's one `Inotify`), and what they reported since it was last asked."""
+
+    def __init__(self, root: Path, inotify: Inotify) -> None:
+        self.root = str(root)
+        self._inotify = inotify
+        # Since it was last asked (kept under the Inotify's lock): what changed, folders to
+        # start watching (new ones, and those whose ignore rules changed), whether it lost
+        # track (then everything is walked).
+        self.pending = Changes()
+        self.new_folders: list[str] = []
+        self.lost = False
 
     def start(self) -> bool:
         """Watch the whole tree; whether the feed works here (else: walk every time)."""
         if not _supported(self.root):
             return False
         try:
-            self._fd = _inotify_init()
             self._watch_tree("")
         except _Unavailable:
             self.close()
             return False
-        self._exact = True
         return True
 
     def close(self) -> None:
-        with self._lock:
-            if self._fd >= 0:
-                os.close(self._fd)
-            self._fd, self._exact = -1, False
+        self._inotify.forget(self)
 
     def changes(self) -> Changes | None:
         """The folders where something changed since the last call; None: unknown (walk)."""
-        with self._lock:
-            if not self._exact:
-                return None
-            found, exact = Changes(), True
+        found, folders, lost = self._inotify.collect(self)
+        try:
+            for rel in folders:
+                self._watch_tree(rel)
+        except _Unavailable:
+            lost = True
+        if lost:  # resync the watches, then one full walk
+            self._inotify.forget(self)
             try:
-                while data := _read(self._fd):
-                    exact = self._take(data, found) and exact
+                self._watch_tree("")
             except _Unavailable:
-                self._exact = False
-                return None
-            if not exact:  # resync the watches, then one full walk
-                try:
-                    self._dirs.clear()
-                    self._watch_tree("")
-                except _Unavailable:
-                    self._exact = False
-                return None
-            return found
+                self.lost = True  # still: walk next time too
+            return None
+        return found
 
     # -- events ---------------------------------------------------------------------------
 
-    def _take(self, data: bytes, found: Changes) -> bool:
-        """Note what the events in `data` touched; False when the feed lost track."""
-        exact, offset = True, 0
-        while offset < len(data):
-            wd, mask, _cookie, size = _EVENT.unpack_from(data, offset)
-            raw = data[offset + _EVENT.size : offset + _EVENT.size + size].rstrip(b"\0")
-            offset += _EVENT.size + size
-            name = os.fsdecode(raw)
-            if mask & IN_Q_OVERFLOW:
-                exact = False
-                continue
-            folder = self._dirs.get(wd)
-            if mask & IN_IGNORED:
-                self._dirs.pop(wd, None)
-                continue
-            if folder is None:
-                continue
-            if mask & (IN_DELETE_SELF | IN_MOVE_SELF):
-                found.trees.add(folder)
-                exact = exact and folder != ""  # the root itself went away
-                continue
-            if not name or skipped_name(name) and name not in IGNORE_FILES:
-                continue
-            if mask & IN_ISDIR:
-                sub = f"{folder}{name}/"
-                if mask & IN_MOVED_FROM:
-                    exact = False  # watches below it now name other paths
-                elif mask & (IN_CREATE | IN_MOVED_TO):
-                    self._watch_tree(sub)
-                found.trees.add(sub)
-            elif name in IGNORE_FILES:
-                found.trees.add(folder)  # its rules changed: all below may come or go
-            elif is_note_name(name):
-                found.dirs.add(folder)
-        return exact
+    def event(self, mask: int, name: str, folder: str) -> None:
+        """Note what one event in `folder` (of this feed) touched."""
+        found = self.pending
+        if mask & (IN_DELETE_SELF | IN_MOVE_SELF):
+            found.trees.add(folder)
+            if folder == "":
+                self.lost = True  # the root itself went away
+            return
+        if not name or skipped_name(name) and name not in IGNORE_FILES:
+            return
+        if mask & IN_ISDIR:
+            sub = f"{folder}{name}/"
+            if mask & IN_MOVED_FROM:
+                self.lost = True  # watches below it now name other paths
+            elif mask & (IN_CREATE | IN_MOVED_TO):
+                self.new_folders.append(sub)
+            found.trees.add(sub)
+        elif name in IGNORE_FILES:
+            found.trees.add(folder)  # its rules changed: all below may come or go,
+            self.new_folders.append(folder)  # and folders it no longer ignores are watched
+        elif is_note_name(name):
+            found.dirs.add(folder)
 
     def _watch_tree(self, top: str) -> None:
         """Watch `top` and every folder below it the walker would enter; each gets its watch
@@ -143,10 +215,8 @@ class ChangeFeed:
             stack: list[tuple[str, Rules]] = [(top, rules_above(root, top) if top else ())]
             while stack:
                 rel, rules = stack.pop()
-                wd = _add_watch(self._fd, os.path.join(self.root, rel))
-                if wd < 0:
+                if not self._inotify.watch(self, os.path.join(self.root, rel), rel):
                     continue  # gone already
-                self._dirs[wd] = rel
                 try:
                     fd = root.open_dir(rel)
                 except OSError:
@@ -177,23 +247,33 @@ class Freshness:
     feed works, else by walking. The feed starts before the first walk, so nothing that
     happens during that walk is lost."""
 
-    def __init__(self, root: Path, notify: bool) -> None:
+    def __init__(self, root: Path, inotify: Inotify | None) -> None:
         self.root = root
-        self.notify = notify
+        self.notify = inotify is not None
+        self._inotify = inotify
         self._feed: ChangeFeed | None = None
+        self._walked = 0.0  # when the last walk of everything was asked (monotonic)
 
     def changes(self) -> Changes | None:
         """What changed since the last call; None: walk everything."""
-        if not self.notify:
+        if not self.notify or self._inotify is None:
             return None
         if self._feed is None:
-            feed = ChangeFeed(self.root)
+            feed = ChangeFeed(self.root, self._inotify)
             if not feed.start():
                 self.notify = False  # not here: walk every time
                 return None
             self._feed = feed
-            return None
-        return self._feed.changes()
+            return self._walk()
+        found = self._feed.changes()
+        if found is None or time.monotonic() - self._walked > WALK_EVERY_S:
+            return self._walk()
+        return found
+
+    def _walk(self) -> Changes | None:
+        """None: walk everything (and remember when)."""
+        self._walked = time.monotonic()
+        return None
 
     def give_up(self) -> None:
         """Walk from now on (e.g. symlinks were followed: a change shows under one name)."""
@@ -255,6 +335,10 @@ def _add_watch(fd: int, path: str) -> int:
             return -1
         raise _Unavailable(os.strerror(err))  # ENOSPC: the user's watch limit, and others
     return int(wd)
+
+
+def _rm_watch(fd: int, wd: int) -> None:
+    _lib().inotify_rm_watch(fd, wd)  # an error: the watch is gone already
 
 
 def _read(fd: int) -> bytes:

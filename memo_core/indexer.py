@@ -58,7 +58,7 @@ class RefreshStats:
     notes: list[tuple[str, FileNote, str]] = field(default_factory=list)  # path, note, detail
     notices: list[Notice] = field(default_factory=list)
     stopped: bool = False  # asked to stop before it was done (the next refresh goes on)
-    followed_links: bool = False  # the walk followed a symlink (changes can hide behind it)
+    two_names: bool = False  # a note or folder with two names (changes can hide behind one)
     walked: bool = False  # the whole collection was walked (not only what the OS reported)
 
     @property
@@ -153,7 +153,7 @@ class Indexer:
             stats.seconds = time.monotonic() - t0
             return stats
         found = scan(self.root) if changes is None else rescan(self.root, changes)
-        stats.followed_links, stats.walked = found.followed_links, changes is None
+        stats.two_names, stats.walked = found.two_names, changes is None
         scanned = found.files
         known = self.store.file_stats()
         if changes is not None:

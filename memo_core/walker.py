@@ -91,13 +91,14 @@ def relevant_change(root: str | os.PathLike[str], path: str, *, deleted: bool) -
 class Scan:
     """Every note under a root by '/'-separated relative path, with its stat; the folders
     that could not be read ('/'-terminated, '' for the root), whose notes are unknown this
-    time rather than gone; how many entries ignore rules left out; and whether a symlink was
-    followed (a note or folder then has two names, and a change shows under one of them)."""
+    time rather than gone; how many entries ignore rules left out; and whether a note or
+    folder has two names (a symlink followed, a hard-linked note): a change then shows
+    under one of them only."""
 
     files: dict[str, FileStat] = field(default_factory=dict)
     unreadable: list[str] = field(default_factory=list)
     ignored: int = 0
-    followed_links: bool = False
+    two_names: bool = False
 
     def unknown(self, rel: str) -> bool:
         """Whether `rel` lies in a folder that could not be read."""
@@ -226,6 +227,8 @@ class _Walk:
                         continue
                     st = e.stat(follow_symlinks=False)
                     found[rel + name] = (st.st_mtime_ns, st.st_size)
+                    if st.st_nlink > 1:
+                        self.out.two_names = True
             except OSError:
                 continue
         self.stack[frame] = (fd, rel, rules, todo if self.deep else [])
@@ -244,7 +247,7 @@ class _Walk:
         elif is_note_name(name) and stat.S_ISREG(st.st_mode):
             if not _left_out(self.out, rules, rel, False):
                 self.out.files[rel] = (st.st_mtime_ns, st.st_size)
-                self.out.followed_links = True
+                self.out.two_names = True
 
     def _enter_linked(self, rel: str, rules: Rules) -> None:
         try:
@@ -256,7 +259,7 @@ class _Walk:
             os.close(fd)  # met before: a link loop, or two links to one folder
             return
         self.seen.add(identity(st))
-        self.out.followed_links = True
+        self.out.two_names = True
         self.enter(fd, rel + "/", rules)
 
 
@@ -273,7 +276,7 @@ def rescan(root: Folder, changes: Changes) -> Scan:
         out.files.update(part.files)
         out.unreadable += part.unreadable
         out.ignored += part.ignored
-        out.followed_links |= part.followed_links
+        out.two_names |= part.two_names
     return out
 
 

@@ -6,12 +6,14 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 from conftest import write_notes
+from race_helpers import exchange, require_exchange
 
-from memo_core import Engine, ModelSource
+from memo_core import Engine, ModelSource, feed
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="change reports come from Linux inotify"
@@ -124,3 +126,89 @@ def test_symlinks_make_it_walk(engine: Engine, notes: Path) -> None:
     (notes / "sub" / "b.md").write_text("# B\n\nviolin\n", encoding="utf-8")
     assert found(engine, notes, "violin") == ["link.md", "sub/b.md"]
     assert engine.refresh(notes).walked
+
+
+def test_a_folder_no_longer_ignored_is_watched(engine: Engine, tmp_path: Path) -> None:
+    notes = write_notes(
+        tmp_path / "ignoring",
+        {".gitignore": "deep/\n", "a.md": "# A\n\ncat\n", "deep/c.md": "# C\n\nbird\n"},
+    )
+    assert engine.refresh(notes).walked  # the feed starts: `deep` is ignored, not watched
+    assert found(engine, notes, "bird") == []
+    (notes / ".gitignore").write_text("", encoding="utf-8")
+    assert found(engine, notes, "bird") == ["deep/c.md"]
+    (notes / "deep" / "new.md").write_text("# N\n\nowl\n", encoding="utf-8")
+    assert found(engine, notes, "owl") == ["deep/new.md"]  # its folder is watched now
+    assert not engine.refresh(notes).walked
+
+
+def test_a_note_edited_through_a_hard_link_elsewhere(
+    engine: Engine, notes: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No event names a note changed through another name: a periodic walk finds the
+    second name (then that collection is walked every time)."""
+    os.link(notes / "a.md", tmp_path / "other-name.md")
+    monkeypatch.setattr(feed, "WALK_EVERY_S", 0.0)
+    assert engine.refresh(notes).walked  # the walk that sees a note with two names
+    monkeypatch.setattr(feed, "WALK_EVERY_S", 300.0)
+    with open(tmp_path / "other-name.md", "w", encoding="utf-8") as f:  # the same file
+        f.write("# A\n\nwalrus\n")
+    assert found(engine, notes, "walrus") == ["a.md"]
+    assert engine.refresh(notes).walked
+
+
+def _inotify_instances() -> int:
+    fds = os.listdir("/proc/self/fd")
+    return sum(
+        1
+        for fd in fds
+        if os.path.exists(f"/proc/self/fd/{fd}") and _link(fd) == "anon_inode:inotify"
+    )
+
+
+def _link(fd: str) -> str:
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return ""
+
+
+def test_one_inotify_instance_for_every_collection(engine: Engine, tmp_path: Path) -> None:
+    """A user has 128 inotify instances in all: memo takes one, however many folders."""
+    before = _inotify_instances()
+    for i in range(12):
+        folder = write_notes(tmp_path / "many" / f"c{i}", {"n.md": f"# N\n\nword{i}\n"})
+        engine.refresh(folder)
+        engine.refresh(folder)  # the feed started
+    assert _inotify_instances() - before <= 1
+    (tmp_path / "many" / "c3" / "n.md").write_text("# N\n\nheron\n", encoding="utf-8")
+    assert found(engine, tmp_path / "many" / "c3", "heron") == ["n.md"]
+    assert not engine.refresh(tmp_path / "many" / "c3").walked
+
+
+def test_a_flipping_folder_does_not_keep_the_feed_draining(
+    engine: Engine, notes: Path, tmp_path: Path
+) -> None:
+    """A folder swapped with a symlink as fast as possible floods the queue: a refresh
+    reads a bounded amount, then walks, and ends."""
+    require_exchange(tmp_path)
+    outside = write_notes(tmp_path / "outside", {"x.md": "# X\n\nx\n"})
+    os.symlink(outside, notes / "flip")
+    stop = threading.Event()
+
+    def flip() -> None:
+        while not stop.is_set():
+            exchange(os.fsencode(notes / "sub"), os.fsencode(notes / "flip"))
+
+    flipper = threading.Thread(target=flip, daemon=True)
+    flipper.start()
+    try:
+        done = threading.Event()
+        refresher = threading.Thread(target=lambda: (engine.refresh(notes), done.set()))
+        refresher.start()
+        assert done.wait(30), "the refresh never ended"
+    finally:
+        stop.set()
+        flipper.join()
+        if (notes / "sub").is_symlink():
+            exchange(os.fsencode(notes / "sub"), os.fsencode(notes / "flip"))
