@@ -27,8 +27,9 @@ from .feed import Freshness, Inotify
 from .filelock import FileLock
 from .fsafe import Folder, open_collection
 from .fusion import Candidates
+from .indexdir import check_held
 from .indexer import Indexer, ProgressFn, RefreshStats
-from .jobs import RefreshJob, wait_within
+from .jobs import RefreshJob, WordsGate
 from .location import choose, clear_scratch, fallback_index_path, fresh_scratch
 from .results import CollectionStatus, Hit
 from .store import Store
@@ -115,7 +116,7 @@ class Collection:
                 yield None
                 return
             with self._reader.snapshot():
-                self._reader.check_held(root)  # the WAL its first read opened, too
+                check_held(self._reader.db, self._reader.path, root)  # and the WAL it opened
                 yield self._reader
 
     def candidates(
@@ -244,11 +245,17 @@ class Collection:
                 self._refresh_lock.release()
 
     def refresh(
-        self, embedder: Embedder | None, progress: ProgressFn | None, *, wait: bool = True
+        self,
+        embedder: Embedder | None,
+        progress: ProgressFn | None,
+        *,
+        wait: bool = True,
+        gate: WordsGate | None = None,
     ) -> RefreshStats:
         """Update the index; rebuild it when what decides its content has changed (said
         once, in the notices). With `wait` False, a rebuild here or a refresh in another
-        process is not waited for: the notices then say why nothing was done."""
+        process is not waited for: the notices then say why nothing was done. `gate`: see
+        `Indexer.refresh`."""
         with self._refreshing(wait) as (writer, root, busy):
             if writer is None:
                 return RefreshStats(notices=[busy] if busy else [])
@@ -257,7 +264,8 @@ class Collection:
                 changed = writer.identity_change(self.tuning.identity(), model)
                 if changed is None:
                     indexer = Indexer(root, writer, embedder, self.tuning)
-                    stats = indexer.refresh(progress, self._stop, self._freshness.changes())
+                    changes = self._freshness.changes()
+                    stats = indexer.refresh(progress, self._stop, changes, gate)
                     if stats.two_names:  # the OS reports a change under the name it was made by
                         self._freshness.give_up()
                 else:
@@ -268,16 +276,6 @@ class Collection:
                 self.refreshed_at = time.time()
             return stats
 
-    def refresh_within(
-        self, embedder: Embedder | None, progress: ProgressFn | None, budget: float, called: float
-    ) -> RefreshStats:
-        """Refresh on a thread of its own, waited for `budget` seconds (`jobs.wait_within`)."""
-
-        def start() -> RefreshJob:
-            return self.start_refresh(embedder, progress)
-
-        return wait_within(start, progress, budget, called, model=embedder is not None)
-
     def start_refresh(self, embedder: Embedder | None, progress: ProgressFn | None) -> RefreshJob:
         """The refresh under way here, or a new one on a thread of its own (reporting to
         `progress` from its start)."""
@@ -286,10 +284,12 @@ class Collection:
             if job is None or job.done.is_set():
                 root = str(self.root)
 
-                def run(report: ProgressFn) -> RefreshStats:
-                    return self.refresh(embedder, report, wait=False)
+                gate = WordsGate(self._freshness.changes)
 
-                job = self._job = RefreshJob(run, embedder, root, progress)
+                def run(report: ProgressFn) -> RefreshStats:
+                    return self.refresh(embedder, report, wait=False, gate=gate)
+
+                job = self._job = RefreshJob(run, embedder, root, progress, gate)
             return job
 
     def activity(self) -> Notice | None:
@@ -338,7 +338,7 @@ def _kept(store: Store | None, root: Folder) -> Store | None:
     if store is None:
         return None
     try:
-        store.check_held(root)
+        check_held(store.db, store.path, root)
     except FolderChangedError:
         store.close()
         return None

@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Sequence
 from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 
 from . import fusion, textnorm
@@ -25,6 +26,7 @@ from .errors import InvalidArgumentError, ModelUnavailableError
 from .feed import Inotify
 from .fusion import Candidates
 from .indexer import ProgressFn, RefreshStats
+from .jobs import wait_within
 from .models import ModelSource
 from .results import ChangeReport, CollectionStatus, Hit, SearchResults
 from .tuning import Tuning
@@ -190,7 +192,9 @@ class Engine:
             c.start_refresh(embedder, progress)
         notices: list[Notice] = []
         for c in collections:
-            notices += c.refresh_within(embedder, progress, budget, called).notices
+            start = partial(c.start_refresh, embedder, progress)
+            stats = wait_within(start, progress, budget, called, model=embedder is not None)
+            notices += stats.notices
         return _one_activity_line(notices)
 
     def _ranked_hits(

@@ -8,11 +8,13 @@ so a rename re-embeds nothing).
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,6 +27,9 @@ from .store import Store
 from .tuning import Tuning
 from .values import FileNote, Notice, NoticeKind
 from .walker import Changes, FileStat, rescan, scan
+
+if TYPE_CHECKING:
+    from .jobs import WordsGate
 
 
 @dataclass
@@ -108,6 +113,10 @@ def read_note(root: Folder, rel: str, max_bytes: int) -> tuple[bytes, FileNote |
     except NotRegularFile:
         return b"", FileNote.SPECIAL, ""
     except OSError as e:
+        # A socket (or a device without a driver) cannot even be opened: ENXIO says it is
+        # no regular file, so it is skipped for good like a FIFO, not retried as unreadable.
+        if e.errno == errno.ENXIO:
+            return b"", FileNote.SPECIAL, ""
         return b"", FileNote.UNREADABLE, str(e.strerror or e)
     if not data.strip():
         return data, FileNote.EMPTY, ""
@@ -138,22 +147,42 @@ class Indexer:
         progress: ProgressFn | None = None,
         stop: threading.Event | None = None,
         changes: Changes | None = None,
+        gate: WordsGate | None = None,
     ) -> RefreshStats:
         """Words first (every new or changed file committed in batches, so searches see more
         with each), then the vectors of chunks that have none. `stop` set: end after the
         batch under way (the rest is done by the next refresh). `changes`: look only at
-        these folders (what the OS reported changed); None: walk the whole collection."""
+        these folders (what the OS reported changed); None: walk the whole collection.
+        `gate`: between vector batches, a caller waiting for newer words gets them first."""
         t0 = time.monotonic()
         stats = RefreshStats()
         if self.embedder is not None:
             self.store.use_model(self.embedder.model_id, self.embedder.dim)
-        if changes is not None and not changes:  # the OS reported nothing: nothing to look at
-            if self.embedder is not None:
-                self._fill_vectors(stats, progress, t0, stop)
-            stats.seconds = time.monotonic() - t0
+        if gate is not None:
+            gate.begin()
+        # The OS reported nothing: nothing to look at.
+        if (changes is None or changes) and not self._words(stats, progress, stop, changes, t0):
             return stats
+        if gate is not None:
+            gate.finish()
+        if self.embedder is not None:
+            self._fill_vectors(stats, progress, t0, stop, gate)
+        stats.seconds = time.monotonic() - t0
+        return stats
+
+    def _words(
+        self,
+        stats: RefreshStats,
+        progress: ProgressFn | None,
+        stop: threading.Event | None,
+        changes: Changes | None,
+        t0: float,
+    ) -> bool:
+        """Index the words of what is new or changed (where `changes` says, else all);
+        False when `stop` ended it."""
         found = scan(self.root) if changes is None else rescan(self.root, changes)
-        stats.two_names, stats.walked = found.two_names, changes is None
+        stats.two_names |= found.two_names
+        stats.walked |= changes is None
         scanned = found.files
         known = self.store.file_stats()
         if changes is not None:
@@ -164,27 +193,25 @@ class Indexer:
             )
         if changes is None:  # what a whole walk found
             self.store.set_walk_facts(found.unreadable, found.ignored)
-        if scanned != known:  # the common case, nothing changed, ends at this comparison
-            todo = [rel for rel, st in scanned.items() if known.get(rel) != st]
-            # A file in a folder that could not be read is not known to be gone.
-            gone = [rel for rel in known if rel not in scanned and not found.unknown(rel)]
-            prog = Progress("index", 0, len(todo), 0, None, t0)
-            for batch in self._batches(todo, scanned, stats):
-                if stop is not None and stop.is_set():
-                    stats.stopped = True
-                    return stats
-                self._write_batch(batch, stats)
-                prog.files_done += len(batch)
-                prog.chunks_done = stats.chunks_written
-                if progress:
-                    progress(prog)
-            if gone:
-                self._delete(gone)
-                stats.deleted = len(gone)
-        if self.embedder is not None:
-            self._fill_vectors(stats, progress, t0, stop)
-        stats.seconds = time.monotonic() - t0
-        return stats
+        if scanned == known:  # the common case, nothing changed, ends at this comparison
+            return True
+        todo = [rel for rel, st in scanned.items() if known.get(rel) != st]
+        # A file in a folder that could not be read is not known to be gone.
+        gone = [rel for rel in known if rel not in scanned and not found.unknown(rel)]
+        prog = Progress("index", 0, len(todo), 0, None, t0)
+        for batch in self._batches(todo, scanned, stats):
+            if stop is not None and stop.is_set():
+                stats.stopped = True
+                return False
+            self._write_batch(batch, stats)
+            prog.files_done += len(batch)
+            prog.chunks_done = stats.chunks_written
+            if progress:
+                progress(prog)
+        if gone:
+            self._delete(gone)
+            stats.deleted += len(gone)
+        return True
 
     # -- steps --------------------------------------------------------------------------
 
@@ -270,6 +297,7 @@ class Indexer:
         progress: ProgressFn | None,
         t0: float,
         stop: threading.Event | None,
+        gate: WordsGate | None,
     ) -> None:
         """Embed the chunks that have no vector yet, in batches (each text once)."""
         assert self.embedder is not None
@@ -283,6 +311,15 @@ class Indexer:
             if stop is not None and stop.is_set():
                 stats.stopped = True
                 return
+            if gate is not None and gate.due():  # a caller waits for words: those first
+                gate.begin()
+                if not self._words(stats, progress, stop, gate.changes(), t0):
+                    return
+                gate.finish()
+                prog.chunks_total = prog.chunks_done + self.store.count_without_vectors()
+                if progress:
+                    progress(prog)  # back to vectors
+                continue
             known = self.store.vectors_for_hashes({h for *_, h in rows})
             texts = {h: self._embed_input(hd, tx) for _, hd, tx, h in rows if h not in known}
             vecs = self.embedder.embed(list(texts.values()))

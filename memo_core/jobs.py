@@ -10,6 +10,53 @@ from collections.abc import Callable
 from .embedder import Embedder
 from .indexer import Progress, ProgressFn, RefreshStats
 from .values import Notice, NoticeKind
+from .walker import Changes
+
+POLL_S = 0.05  # how often a waiter looks whether the words it waits for are in
+
+
+class WordsGate:
+    """Whether a caller waits for words newer than those indexed, asked between vector
+    batches: a first index embeds for minutes, and an edit made just before a search must
+    be in its words meanwhile. `changes` says what changed since the last words pass (None:
+    walk everything), like the `changes` of a refresh."""
+
+    def __init__(self, changes: Callable[[], Changes | None] = lambda: None) -> None:
+        self.changes = changes
+        self._cond = threading.Condition()
+        self._asked = 0.0  # the latest time from which a waiter wants every change
+        self._began = 0.0  # when the words pass under way (or the last one) began
+        self._fresh_from: float | None = None  # the last finished pass began then
+
+    def ask(self, since: float) -> None:
+        """A caller wants the words of every change made before `since` (monotonic)."""
+        with self._cond:
+            self._asked = max(self._asked, since)
+
+    def due(self) -> bool:
+        with self._cond:
+            return self._fresh_from is None or self._asked > self._fresh_from
+
+    def begin(self) -> None:
+        with self._cond:
+            self._began = time.monotonic()
+
+    def finish(self) -> None:
+        with self._cond:
+            self._fresh_from = self._began
+            self._cond.notify_all()
+
+    def fresh(self, since: float) -> bool:
+        """Whether the words of every change made before `since` are in."""
+        with self._cond:
+            return self._fresh_from is not None and self._fresh_from >= since
+
+    def wait(self, since: float, timeout: float) -> bool:
+        """Wait at most `timeout` seconds for `fresh(since)`; whether it is."""
+        with self._cond:
+            return self._cond.wait_for(
+                lambda: self._fresh_from is not None and self._fresh_from >= since, timeout
+            )
 
 
 class RefreshJob:
@@ -21,8 +68,10 @@ class RefreshJob:
         embedder: Embedder | None,
         collection: str,
         listener: ProgressFn | None = None,
+        gate: WordsGate | None = None,
     ) -> None:
         self.embedder = embedder
+        self.gate = gate or WordsGate()  # callers waiting for words ask through it
         self.collection = collection
         self.started = time.monotonic()
         self.done = threading.Event()
@@ -51,9 +100,12 @@ class RefreshJob:
         for fn in listeners:
             fn(p)
 
-    def wait(self, deadline: float, progress: ProgressFn | None) -> bool:
-        """Wait until the job is done or `deadline` (monotonic) passes, passing its progress
-        to `progress` meanwhile; whether it is done."""
+    def wait(
+        self, deadline: float, progress: ProgressFn | None, words_since: float | None = None
+    ) -> bool:
+        """Wait until the job is done (or, with `words_since`, has the words of every
+        change made before then) or `deadline` (monotonic) passes, passing its progress to
+        `progress` meanwhile; whether it got there."""
         if progress is not None:
             with self._lock:
                 new = progress not in self._listeners
@@ -63,7 +115,12 @@ class RefreshJob:
             if new and latest is not None:
                 progress(latest)  # what was reported before this caller came
         try:
-            return self.done.wait(max(0.0, deadline - time.monotonic()))
+            while (left := deadline - time.monotonic()) > 0:
+                if self.done.wait(min(left, POLL_S)):
+                    return True
+                if words_since is not None and self.gate.fresh(words_since):
+                    return True
+            return self.done.is_set()
         finally:
             if progress is not None:
                 with self._lock:
@@ -102,12 +159,17 @@ def wait_within(
 
     A change completed before the call is in the answer when it is in time: a refresh
     already running when the call came in may have walked before the change, so it is
-    followed by another; so is one that ran without the model this caller has (`model`)."""
+    followed by another; so is one that ran without the model this caller has (`model`).
+    A refresh embedding for long indexes the words of changes made before the call
+    between two batches of vectors, and the answer comes then."""
     deadline: float | None = None
     while True:
         job = start()
         deadline = deadline or min(called, job.started) + budget
-        if not job.wait(deadline, progress):
+        job.gate.ask(called)  # a long embedding takes in the words of newer changes first
+        if not job.wait(deadline, progress, called):
+            return RefreshStats(notices=[job.activity()])
+        if not job.done.is_set():  # the words are in; vectors are still being made
             return RefreshStats(notices=[job.activity()])
         stats = job.result()
         fresh = job.started >= called or stats.stopped

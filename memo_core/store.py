@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import apsw
 import numpy as np
 
-from . import indexdir, indexfile, textnorm
+from . import indexfile, textnorm
 from .changelog import CONTENT, ChangeLog
 from .chunking import Chunk
 from .fsafe import Folder
@@ -64,11 +64,6 @@ class Store(ChangeLog, WordSearch):
         return indexfile.look(
             path, lambda db: read(cls(db, path) if db is not None else None), root
         )
-
-    def check_held(self, root: Folder) -> None:
-        """FolderChangedError unless this connection still holds the index that lies in
-        `root`'s `.memo` now (a connection kept across calls keeps the file it got)."""
-        indexdir.check_held(self.db, self.path, root)
 
     def close(self) -> None:
         self.db.close()

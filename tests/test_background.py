@@ -140,3 +140,31 @@ def test_several_collections_wait_one_budget_and_say_so_in_one_line(
         [n] = hits.notices
         assert (n.kind, n.collection, n.done, n.total) == (NoticeKind.EMBEDDING, str(home), 0, 123)
         slow.gate.set()
+
+
+class PacedEmbedder(Embedder):
+    """A real tiny model whose note batches each take `pause` seconds (queries do not)."""
+
+    def __init__(self, inner: Embedder, pause: float) -> None:
+        self.inner, self.model_id, self.dim, self.pause = inner, inner.model_id, inner.dim, pause
+
+    def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        if not query:
+            time.sleep(self.pause)
+        return self.inner.embed_batch(texts, query=query)
+
+
+def test_an_edit_made_while_vectors_are_made_is_in_the_words_at_once(
+    tmp_path: Path, tiny_embedder: Embedder
+) -> None:
+    """A first index embeds for minutes; an edit made just before a search must be in that
+    search's words meanwhile (the refresh takes it in between two batches of vectors)."""
+    notes = many_notes(tmp_path / "notes", 200)
+    paced = PacedEmbedder(tiny_embedder, 0.15)
+    with Engine(models=ModelSource(paced), tuning=Tuning(batch_chunks=8), refresh_budget_s=2) as e:
+        assert e.search(notes, "cat 7", mode="hybrid").notices  # vectors under way
+        for i in range(5):
+            (notes / f"edit{i}.md").write_text(f"# Edit\n\nquokka{i}\n", encoding="utf-8")
+            answer = e.search(notes, f"quokka{i}", mode="hybrid")
+            assert [h.relpath for h in answer] == [f"edit{i}.md"], i
+            assert answer.notices[0].kind is NoticeKind.EMBEDDING  # still making vectors
