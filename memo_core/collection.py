@@ -25,7 +25,7 @@ from .embedder import Embedder
 from .errors import FolderChangedError, IndexBusyError, IndexLocationError, IndexStoreError
 from .feed import Freshness, Inotify
 from .filelock import FileLock
-from .fsafe import Folder, open_collection
+from .fsafe import Folder, open_collection, out_of_files, too_many_files
 from .fusion import Candidates
 from .indexdir import check_held
 from .indexer import Indexer, ProgressFn, RefreshStats
@@ -99,6 +99,8 @@ class Collection:
                 f"the index {self.db_path} is busy in another process; try again shortly"
             ) from e
         except apsw.Error as e:
+            if out_of_files():
+                raise too_many_files(str(self.root)) from e
             raise IndexStoreError(
                 f"the index {self.db_path} failed: {e}; run `memo reindex {self.root}`"
             ) from e
@@ -200,8 +202,7 @@ class Collection:
     # -- writing --------------------------------------------------------------------------
 
     def _open_writer(self, root: Folder) -> Store:
-        """The refresher's own connection (call only while holding the refresh lock), still
-        holding the index that lies in `root` (a folder swapped since: FolderChangedError)."""
+        """The refresher's connection (under the refresh lock), holding the index in `root`."""
         self._writer = _kept(self._writer, root)
         if self._writer is None:
             try:

@@ -43,6 +43,8 @@ from .values import (
 from .walker import is_within
 
 MAX_QUERY_CHARS = 4000
+MAX_OPEN = 64  # collections whose connections stay open between calls (a few fds each)
+IDLE_S = 600.0  # a collection unused this long releases its connections and watches
 UserPath = str | os.PathLike[str]
 
 
@@ -53,7 +55,8 @@ class Engine:
     `models`: where the embedding model comes from (default: the configured one); `roots`:
     the only folders it works in (default: anywhere); `refresh_budget_s`: how long a search
     waits for its refresh (None: until it is done); `notify`: learn about changes from the OS
-    (for a long-lived process: a refresh then looks only at what changed).
+    (for a long-lived process: a refresh then looks only at what changed); `max_open`: how
+    many collections keep their connections between calls.
     """
 
     def __init__(
@@ -64,6 +67,7 @@ class Engine:
         roots: Sequence[Path] | None = None,
         refresh_budget_s: float | None = DEFAULT_REFRESH_BUDGET_S,
         notify: bool = False,
+        max_open: int = MAX_OPEN,
     ) -> None:
         self.tuning = tuning or Tuning()
         self.models = models or ModelSource()
@@ -73,13 +77,20 @@ class Engine:
         # Where this engine may work at all (memo-mcp: the allowed roots). A front end checks
         # a path first; the engine checks again what it resolved, whatever it was given.
         self.roots = list(roots) if roots is not None else None
-        self._lock = threading.Lock()  # guards the dict only: no I/O is done under it
+        self._lock = threading.Lock()  # guards the dicts only: no I/O is done under it
         self._collections: dict[Path, Collection] = {}
+        # Each open collection keeps a few descriptors (connections, a lock file): those
+        # least recently used beyond `max_open`, or idle, release them (see `_spare`).
+        self.max_open = max_open
+        self._used: dict[Path, float] = {}  # when each was last used (monotonic)
+        self._released: set[Path] = set()
 
     def close(self) -> None:
         with self._lock:
             collections = list(self._collections.values())
             self._collections.clear()
+            self._used.clear()
+            self._released.clear()
         for c in collections:
             c.close()
         if self._inotify is not None:
@@ -95,17 +106,25 @@ class Engine:
 
     def collections(self, path: UserPath) -> list[Collection]:
         """The collections discovery finds under `path` now, one object per folder."""
+        with self._lock:  # first, what the last calls left open beyond the budget
+            spare = self._spare([], time.monotonic())
+        self._release(spare)
         base = resolve_path(path)
         check_inside(base, self.roots, path)
         roots = discover(base)
         for root in roots:  # each as it really is now, not as it was when discovered
             check_inside(Path(real_path(root)), self.roots, root)
         with self._lock:
+            now = time.monotonic()
             for root in roots:
                 if root not in self._collections:
                     self._collections[root] = Collection(root, self.tuning, inotify=self._inotify)
+                self._used[root] = now
+                self._released.discard(root)
             found = [self._collections[r] for r in roots]
             missing = [r for r in self._collections if r not in roots and is_within(r, base)]
+            spare = self._spare(roots, now)
+        self._release(spare)
         # Folders deleted since: forget them (they are not searched anyway).
         for root in [r for r in missing if not r.is_dir()]:
             with self._lock:
@@ -113,6 +132,25 @@ class Engine:
             if gone is not None:
                 gone.close()
         return found
+
+    def _spare(self, using: list[Path], now: float) -> list[Collection]:
+        """Collections to release (call under the lock): beyond `max_open` by last use, or
+        unused for IDLE_S; never those a call is about to use."""
+        order = sorted(self._collections, key=lambda r: self._used.get(r, 0.0), reverse=True)
+        spare = [
+            r
+            for i, r in enumerate(order)
+            if r not in using
+            and r not in self._released
+            and (i >= self.max_open or now - self._used.get(r, 0.0) > IDLE_S)
+        ]
+        self._released.update(spare)
+        return [self._collections[r] for r in spare]
+
+    def _release(self, spare: list[Collection]) -> None:
+        for c in spare:  # their connections and watches; opened again when next used
+            if c.activity() is None:  # a refresh under way keeps its own
+                c.close()
 
     def open_collections(self) -> list[Path]:
         """The folders this engine holds a collection for (opened or not), sorted."""

@@ -45,3 +45,7 @@ class OutsideRootsError(MemoError):
 
 class FolderChangedError(MemoError):
     """A folder changed under memo while it worked (swapped for a symlink, moved, removed)."""
+
+
+class ResourceLimitError(MemoError):
+    """memo ran out of a system resource (open files): a limit to raise, not a damaged index."""

@@ -25,7 +25,7 @@ import os
 import stat
 import sys
 
-from .errors import FolderChangedError, MemoError, PathNotFoundError
+from .errors import FolderChangedError, MemoError, PathNotFoundError, ResourceLimitError
 
 # A folder opened to be listed or to open names in it.
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -63,8 +63,28 @@ def open_collection(path: str | os.PathLike[str]) -> Folder:
         raise folder_error(os.fspath(path), e) from e
 
 
+def out_of_files(e: OSError | None = None) -> bool:
+    """Whether `e` (None: opening a file now) says the process has too many files open."""
+    if e is None:
+        try:
+            os.close(os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC))
+        except OSError as probe:
+            return out_of_files(probe)
+        return False
+    return e.errno in (errno.EMFILE, errno.ENFILE)
+
+
+def too_many_files(where: str) -> ResourceLimitError:
+    return ResourceLimitError(
+        f"too many files open to use {where}: memo keeps a few per folder it searches; "
+        "search fewer folders at once, or raise the limit (ulimit -n)"
+    )
+
+
 def folder_error(path: str, e: OSError) -> MemoError:
     """What an OSError met while reaching the folder `path` means for the user."""
+    if out_of_files(e):
+        return too_many_files(path)
     if isinstance(e, FileNotFoundError):
         return PathNotFoundError(f"{path} no longer exists: it was moved or removed")
     if e.errno in _LINK_ERRORS:

@@ -30,8 +30,8 @@ from pathlib import Path
 import apsw
 
 from .dbfiles import odd, owned, side_files, sqlite_uri
-from .errors import FolderChangedError, IndexLocationError
-from .fsafe import DIR_FLAGS, Folder, Identity, identity
+from .errors import FolderChangedError, IndexLocationError, MemoError
+from .fsafe import DIR_FLAGS, Folder, Identity, identity, out_of_files, too_many_files
 from .walker import INDEX_DIR
 
 PROC_FD = "/proc/self/fd"  # a folder's descriptor, as a name the kernel resolves
@@ -180,9 +180,15 @@ def _open_index_dir(path: Path, root: Folder) -> int:
     try:
         return os.open(INDEX_DIR, DIR_FLAGS, dir_fd=root.fd)
     except OSError as e:
-        raise IndexLocationError(
-            f"cannot open {path.parent} (not a real folder?): {e.strerror or e}"
-        ) from e
+        raise _cannot("open", path.parent, e) from e
+
+
+def _cannot(what: str, path: Path, e: OSError) -> MemoError:
+    """Why memo cannot `what` (create, open) its file at `path`: a place that cannot hold
+    the index (the caller keeps it in the cache dir), or a limit that is no reason to."""
+    if out_of_files(e):
+        return too_many_files(str(path))
+    return IndexLocationError(f"cannot {what} {path}: {e.strerror or e}")
 
 
 def check_held(db: apsw.Connection, path: Path, root: Folder | None) -> None:
@@ -231,13 +237,13 @@ def make_private_dir(folder: Path, root: Folder | None = None) -> None:
         try:
             folder.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
-            raise IndexLocationError(f"cannot create {folder}: {e.strerror or e}") from e
+            raise _cannot("create", folder, e) from e
     try:
         os.mkdir(name, 0o755, dir_fd=where)
     except FileExistsError:
         pass
     except OSError as e:
-        raise IndexLocationError(f"cannot create {folder}: {e.strerror or e}") from e
+        raise _cannot("create", folder, e) from e
     st = os.stat(name, dir_fd=where, follow_symlinks=False)
     if not stat.S_ISDIR(st.st_mode):
         kind = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a folder"
@@ -253,7 +259,7 @@ def make_private_file(path: Path, root: Folder | None = None) -> None:
         except FileExistsError:
             pass  # made meanwhile: inspected again when opened
         except OSError as e:
-            raise IndexLocationError(f"cannot create {path}: {e.strerror or e}") from e
+            raise _cannot("create", path, e) from e
 
 
 def remove_files(path: Path, root: Folder | None = None) -> None:
@@ -279,7 +285,7 @@ def open_lock_file(path: Path, root: Folder | None = None) -> int:
         try:
             fd = os.open(name, flags, 0o644, dir_fd=where)
         except OSError as e:
-            raise IndexLocationError(f"cannot open {path}: {e.strerror or e}") from e
+            raise _cannot("open", path, e) from e
     if what := odd(os.fstat(fd)):
         os.close(fd)
         raise IndexLocationError(f"{path} {what}: memo does not lock it")

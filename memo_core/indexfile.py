@@ -23,8 +23,8 @@ import sqlite_vec
 
 from . import schema
 from .dbfiles import Mark, owned, side_files
-from .errors import IndexBusyError, IndexLocationError, IndexStoreError
-from .fsafe import Folder
+from .errors import IndexBusyError, IndexLocationError, IndexStoreError, MemoError
+from .fsafe import Folder, out_of_files, too_many_files
 from .indexdir import check_held, connect, make_private_dir, make_private_file
 
 BUSY_TIMEOUT_MS = 10_000
@@ -205,6 +205,8 @@ def _open_sqlite(
     try:
         db = connect(path, access, options, root)
     except apsw.Error as e:
+        if out_of_files():
+            raise too_many_files(str(path)) from e
         raise IndexLocationError(f"cannot open {path}: {e}") from e
     try:
         if access & apsw.SQLITE_OPEN_READONLY:
@@ -272,7 +274,9 @@ def _foreign(path: Path) -> IndexStoreError:
     return IndexStoreError(f"{path} is not a memo index; memo leaves it alone")
 
 
-def _damaged(path: Path, e: Exception) -> IndexStoreError:
+def _damaged(path: Path, e: Exception) -> MemoError:
+    if out_of_files():  # SQLite could not open a file: not damage, a limit
+        return too_many_files(str(path))
     return IndexStoreError(
         f"cannot open the index {path}: {e}; it is damaged or not memo's: "
         f"move {path.parent} away and search again to rebuild it"

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .fsafe import DIR_FLAGS, Folder, Identity, identity, listing
+from .fsafe import DIR_FLAGS, Folder, Identity, identity, listing, out_of_files, too_many_files
 from .ignore import IGNORE_FILES, Rules, ignored, rules_above, with_folder
 
 INDEX_DIR = ".memo"
@@ -57,7 +57,9 @@ def has_notes(folder: str | os.PathLike[str]) -> bool:
     try:
         with os.scandir(folder) as it:
             return any(is_note_name(e.name) and e.is_file() for e in it)
-    except OSError:
+    except OSError as e:
+        if out_of_files(e):  # not "no notes here": a limit the user can raise
+            raise too_many_files(os.fspath(folder)) from e
         return False
 
 
@@ -68,7 +70,9 @@ def subfolders(folder: str | os.PathLike[str]) -> list[str]:
             return [
                 e.path for e in it if not skipped_name(e.name) and e.is_dir(follow_symlinks=False)
             ]
-    except OSError:
+    except OSError as e:
+        if out_of_files(e):
+            raise too_many_files(os.fspath(folder)) from e
         return []
 
 
