@@ -29,6 +29,7 @@ from .errors import (
     NoCollectionError,
     OutsideRootsError,
     PathNotFoundError,
+    ResourceLimitError,
 )
 from .formatting import (
     changes_data,
@@ -122,6 +123,7 @@ __all__ = [
     "Progress",
     "ProgressFn",
     "RefreshStats",
+    "ResourceLimitError",
     "SearchResults",
     "Searcher",
     "Tuning",
