@@ -1,51 +1,137 @@
 """What changed under a path since a fingerprint, over the collections the path spans.
 
-One collection's fingerprint is its index's (changelog.py). Several: theirs joined by "."
-in the order of the collections, and so is the delta; a fingerprint of another set of
-collections (one appeared or went) is unknown, which answers with every note.
+One collection's fingerprint is its index's (changelog.py). Under a path that holds several
+(or one below it), each part also names where its collection lies below the path
+(`<fingerprint>@<folder, base64url>`), and the parts are joined by "." in path order. So a
+collection that appeared is all added, and one renamed or moved under the path is its old
+notes removed and its new ones added (its index still knows the old fingerprint); a part
+whose collection went, and that no collection here knows, makes the answer every note.
 """
 
 from __future__ import annotations
+
+import base64
+import binascii
+import os
+from dataclasses import dataclass
+from pathlib import Path
 
 from .changelog import EMPTY_FINGERPRINT, Delta
 from .collection import Collection
 from .results import ChangeReport
 from .values import Notice
 
-# One collection's state: its fingerprint; the delta since the fingerprint asked about
-# (None: none asked, or unknown); and, when there is no delta, every note. Relative paths.
-_State = tuple[str, Delta | None, list[str]]
+# A fingerprint's part: the collection's fingerprint, and its folder below the path (None:
+# the path itself, or a fingerprint from before parts named their folder).
+_Part = tuple[str, str | None]
+
+
+@dataclass
+class _Read:
+    """One collection read in one snapshot: its fingerprint, every note, and its deltas
+    since the fingerprints asked about (None where one is unknown to its index)."""
+
+    fingerprint: str
+    paths: list[str]
+    deltas: dict[str, Delta | None]
 
 
 def changes_since(
-    collections: list[Collection], since: str | None, notices: list[Notice]
+    base: Path, collections: list[Collection], since: str | None, notices: list[Notice]
 ) -> ChangeReport:
-    """The delta since `since` when every collection knows its part, else every note."""
-    parts: list[str | None] = list(since.split(".")) if since is not None else []
-    if len(parts) != len(collections):
-        parts = [None] * len(collections)
-    states = [_state(c, part) for c, part in zip(collections, parts, strict=True)]
-    fingerprint = ".".join(fp for fp, _, _ in states)
-    if since is not None and all(delta is not None for _, delta, _ in states):
-        lists: list[list[str]] = [[], [], []]  # added, changed, removed
-        for c, (_, delta, _) in zip(collections, states, strict=True):
-            assert delta is not None
-            for out, rels in zip(lists, delta.lists(), strict=True):
-                out.extend(c.absolute(r) for r in rels)
-        added, changed, removed = lists
-        return ChangeReport("delta", since, fingerprint, added, changed, removed, notices=notices)
-    files = [
-        c.absolute(r) for c, (_, _, rels) in zip(collections, states, strict=True) for r in rels
+    """The delta since `since` when every part of it is accounted for, else every note."""
+    where = [_where(base, c) for c in collections]
+    old = _old(since, where) if since is not None else None
+    # What each collection's index is asked about: its own part, or (new here) the parts
+    # of folders that went, one of which it may have been.
+    gone = [fp for f, fp in (old or {}).items() if f not in where]
+    reads = [
+        _read(c, [old[w]] if old is not None and w in old else gone)
+        for c, w in zip(collections, where, strict=True)
     ]
+    fingerprint = ".".join(_part(r.fingerprint, w) for r, w in zip(reads, where, strict=True))
+    delta = _delta(base, collections, where, reads, dict(old)) if old is not None else None
+    if delta is not None:
+        added, changed, removed = delta
+        return ChangeReport("delta", since, fingerprint, added, changed, removed, notices=notices)
+    files = [c.absolute(p) for c, r in zip(collections, reads, strict=True) for p in r.paths]
     reason = "no_fingerprint" if since is None else "unknown_fingerprint"
     return ChangeReport("full", since, fingerprint, files=files, reason=reason, notices=notices)
 
 
-def _state(collection: Collection, since: str | None) -> _State:
-    """One snapshot's fingerprint, delta since `since`, or (no delta) every note."""
-    with collection.snapshot() as s:
+def _old(since: str, where: list[str | None]) -> dict[str | None, str] | None:
+    """Each folder's fingerprint in `since` (None: not a fingerprint that can be used)."""
+    parts = [_parse(p) for p in since.split(".")]
+    known = [p for p in parts if p is not None]
+    if len(known) != len(parts):
+        return None
+    if all(folder is None for _, folder in known):  # one for one, in path order
+        if len(known) != len(where):
+            return None
+        return {w: fp for w, (fp, _) in zip(where, known, strict=True)}
+    old = {folder: fp for fp, folder in known}
+    return old if len(old) == len(known) else None
+
+
+def _delta(
+    base: Path,
+    collections: list[Collection],
+    where: list[str | None],
+    reads: list[_Read],
+    old: dict[str | None, str],
+) -> tuple[list[str], list[str], list[str]] | None:
+    """(added, changed, removed) since `old`, absolute; None when a part is unaccounted for."""
+    lists: tuple[list[str], list[str], list[str]] = ([], [], [])
+    for c, w, r in zip(collections, where, reads, strict=True):
+        if w in old:
+            d = r.deltas.get(old.pop(w))
+            if d is None:
+                return None
+            for out, rels in zip(lists, d.lists(), strict=True):
+                out.extend(c.absolute(p) for p in rels)
+            continue
+        # New here, or moved from a folder that went (its index knows that fingerprint).
+        moved = next(
+            (f for f, fp in old.items() if fp != EMPTY_FINGERPRINT and r.deltas.get(fp)), None
+        )
+        if moved is not None:
+            d = r.deltas[old.pop(moved)]
+            assert d is not None
+            then = (set(r.paths) - set(d.added)) | set(d.removed)
+            folder = base.joinpath(*(moved or "").split("/"))
+            lists[2].extend(str(folder.joinpath(*p.split("/"))) for p in sorted(then))
+        lists[0].extend(c.absolute(p) for p in r.paths)
+    return None if old else lists
+
+
+def _read(c: Collection, since: list[str]) -> _Read:
+    with c.snapshot() as s:
         if s is None:  # not indexed yet: empty
-            empty = Delta([], [], []) if since == EMPTY_FINGERPRINT else None
-            return EMPTY_FINGERPRINT, empty, []
-        delta = s.delta_since(since) if since is not None else None
-        return s.fingerprint(), delta, s.paths() if delta is None else []
+            empty = {fp: Delta([], [], []) if fp == EMPTY_FINGERPRINT else None for fp in since}
+            return _Read(EMPTY_FINGERPRINT, [], empty)
+        return _Read(s.fingerprint(), s.paths(), {fp: s.delta_since(fp) for fp in set(since)})
+
+
+def _where(base: Path, c: Collection) -> str | None:
+    """Where `c` lies below `base` ('/'-separated), None when it is `base` itself."""
+    rel = os.path.relpath(c.root, base)
+    return None if rel == "." else rel.replace(os.sep, "/")
+
+
+def _part(fp: str, where: str | None) -> str:
+    if where is None:
+        return fp
+    tag = base64.urlsafe_b64encode(os.fsencode(where)).decode("ascii").rstrip("=")
+    return f"{fp}@{tag}"
+
+
+def _parse(part: str) -> _Part | None:
+    """(fingerprint, folder) of one part; None when it cannot be one of memo's."""
+    fp, sep, tag = part.partition("@")
+    if not sep:
+        return fp, None
+    try:
+        raw = base64.urlsafe_b64decode(tag + "=" * (-len(tag) % 4))
+    except (binascii.Error, ValueError):
+        return None
+    return fp, os.fsdecode(raw)

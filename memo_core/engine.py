@@ -274,11 +274,12 @@ class Engine:
         fingerprint `since` (from `status`, or an earlier answer), after a refresh; every
         note when `since` is None, unknown here, or older than the history kept.
 
-        Several collections: the fingerprint is theirs joined by "." in path order, and so
-        is the delta; a fingerprint of another set of collections is unknown."""
+        Several collections: the fingerprint is theirs, each with its folder, joined by "."
+        in path order; a collection renamed or moved under `path` is its old notes removed
+        and its new ones added (`changes`)."""
         collections = self.collections(path)
         notices = self._refreshed(collections, None, progress) if refresh else []
-        return changes_since(collections, since, notices)
+        return changes_since(resolve_path(path), collections, since, notices)
 
     def refresh(
         self,

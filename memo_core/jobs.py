@@ -166,10 +166,15 @@ def wait_within(
     while True:
         job = start()
         deadline = deadline or min(called, job.started) + budget
-        job.gate.ask(called)  # a long embedding takes in the words of newer changes first
-        if not job.wait(deadline, progress, called):
-            return RefreshStats(notices=[job.activity()])
-        if not job.done.is_set():  # the words are in; vectors are still being made
+        # A refresh that began before the call may have walked before a change made just
+        # before it: if it is making vectors for long, it takes in the newer words first,
+        # and the answer comes once they are in.
+        # (Waited for up to the budget from the call, however long it has been running.)
+        since = called if job.started < called else None
+        if since is not None:
+            job.gate.ask(since)
+        until = max(deadline, called + budget) if since is not None else deadline
+        if not job.wait(until, progress, since) or not job.done.is_set():
             return RefreshStats(notices=[job.activity()])
         stats = job.result()
         fresh = job.started >= called or stats.stopped

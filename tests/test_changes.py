@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -205,7 +206,8 @@ def test_several_collections_combine(engine: Engine, tmp_path: Path) -> None:
     home = write_notes(top / "home", {"h.md": "# H\n\nhome\n"})
     full = engine.changes(top)
     parts = [engine.changes(c).fingerprint for c in (home, work)]
-    assert full.fingerprint == ".".join(parts)  # theirs, in the collections' order
+    # Theirs, in the collections' order, each with its folder (base64url).
+    assert full.fingerprint == f"{parts[0]}@aG9tZQ.{parts[1]}@d29yaw"
     assert [Path(p).name for p in full.files] == ["h.md", "w.md"]
     edit(work / "w.md", "# W\n\nwork, edited\n")
     edit(home / "h2.md", "# H2\n\nnew\n")
@@ -214,9 +216,31 @@ def test_several_collections_combine(engine: Engine, tmp_path: Path) -> None:
     assert delta.added == [str(home / "h2.md")] and delta.changed == [str(work / "w.md")]
     # One collection's part alone does not name the whole path's content.
     assert engine.changes(top, parts[0]).reason == "unknown_fingerprint"
-    # A new collection: the old combined fingerprint no longer fits.
+    # A new collection: all of it added.
     write_notes(top / "new", {"n.md": "# N\n\nn\n"})
-    assert engine.changes(top, delta.fingerprint).reason == "unknown_fingerprint"
+    grown = engine.changes(top, delta.fingerprint)
+    assert (grown.mode, grown.added, grown.removed) == ("delta", [str(top / "new" / "n.md")], [])
+    # One that went: no index here knows what it held.
+    shutil.rmtree(top / "new")
+    assert engine.changes(top, grown.fingerprint).reason == "unknown_fingerprint"
+
+
+def test_a_collection_renamed_under_the_path_is_removed_and_added(
+    engine: Engine, tmp_path: Path
+) -> None:
+    top = tmp_path / "top"
+    write_notes(top / "work", {"w.md": "# W\n\nwork\n", "sub/x.md": "# X\n\nx\n"})
+    write_notes(top / "home", {"h.md": "# H\n\nhome\n"})
+    before = engine.changes(top).fingerprint
+    (top / "work").rename(top / "job")
+    edit(top / "job" / "w.md", "# W\n\nwork, edited after the move\n")
+    report = engine.changes(top, before)
+    assert report.mode == "delta" and report.fingerprint != before
+    assert report.removed == [str(top / "work" / "sub" / "x.md"), str(top / "work" / "w.md")]
+    assert sorted(report.added) == [str(top / "job" / "sub" / "x.md"), str(top / "job" / "w.md")]
+    assert report.changed == []
+    assert engine.changes(top, report.fingerprint).mode == "delta"  # and empty from there
+    assert not engine.changes(top, report.fingerprint).added
 
 
 def _versions(store: Store, n: int, start: int = 0) -> list[str]:
