@@ -14,6 +14,7 @@ so (None) and the caller walks everything.
 from __future__ import annotations
 
 import ctypes
+import logging
 import os
 import struct
 import sys
@@ -22,9 +23,12 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
+from .formatting import shown
 from .fsafe import Folder, listing
 from .ignore import IGNORE_FILES, Rules, ignored, rules_above, with_folder
 from .walker import TOOL_DIRS, Changes, is_note_name, skipped_name
+
+log = logging.getLogger("memo")
 
 IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE = 0x2, 0x4, 0x8
 IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x40, 0x80, 0x100, 0x200
@@ -153,7 +157,13 @@ class ChangeFeed:
             return False
         try:
             self._watch_tree("")
-        except _Unavailable:
+        except _Unavailable as e:
+            # Said once per collection: its searches stay exact, each walking the folder.
+            log.warning(
+                "memo: no change reports for %s (%s): it is walked at every search",
+                shown(self.root),
+                e,
+            )
             self.close()
             return False
         return True

@@ -212,3 +212,20 @@ def test_a_flipping_folder_does_not_keep_the_feed_draining(
         flipper.join()
         if (notes / "sub").is_symlink():
             exchange(os.fsencode(notes / "sub"), os.fsencode(notes / "flip"))
+
+
+def test_out_of_watches_walks_and_says_so_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def no_watch(fd: int, path: str) -> int:
+        raise feed._Unavailable("No space left on device")
+
+    monkeypatch.setattr(feed, "_add_watch", no_watch)
+    notes = write_notes(tmp_path / "n", {"a.md": "# A\n\ncat\n"})
+    with Engine(models=ModelSource(enabled=False), notify=True, refresh_budget_s=None) as e:
+        for word in ("cat", "emu", "gnu"):
+            (notes / "a.md").write_text(f"# A\n\n{word}\n", encoding="utf-8")
+            assert found(e, notes, word) == ["a.md"]
+            assert e.refresh(notes).walked
+    warned = [r.getMessage() for r in caplog.records if "no change reports" in r.getMessage()]
+    assert len(warned) == 1 and "No space left on device" in warned[0]
