@@ -13,7 +13,7 @@ import pytest
 from conftest import write_notes
 from race_helpers import exchange, require_exchange
 
-from memo_core import Engine, ModelSource, feed
+from memo_core import Engine, ModelSource, feed, inotify
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="change reports come from Linux inotify"
@@ -218,9 +218,9 @@ def test_out_of_watches_walks_and_says_so_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     def no_watch(fd: int, path: str) -> int:
-        raise feed._Unavailable("No space left on device")
+        raise inotify.Unavailable("No space left on device")
 
-    monkeypatch.setattr(feed, "_add_watch", no_watch)
+    monkeypatch.setattr(inotify, "add_watch", no_watch)
     notes = write_notes(tmp_path / "n", {"a.md": "# A\n\ncat\n"})
     with Engine(models=ModelSource(enabled=False), notify=True, refresh_budget_s=None) as e:
         for word in ("cat", "emu", "gnu"):
