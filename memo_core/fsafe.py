@@ -312,7 +312,12 @@ class Folder:
 
     def read(self, rel: str, limit: int) -> tuple[bytes, int]:
         """At most `limit` bytes of the regular file `rel` below this folder, and its size."""
-        fd = self.open(rel)
+        try:
+            fd = self.open(rel)
+        except OSError as e:
+            if e.errno == errno.ENXIO:  # a socket (or a device without a driver)
+                raise NotRegularFile(f"{rel} is not a regular file") from e
+            raise
         try:
             return read_fd(fd, limit, rel)
         finally:

@@ -8,7 +8,6 @@ so a rename re-embeds nothing).
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import threading
 import time
@@ -110,13 +109,9 @@ def read_note(root: Folder, rel: str, max_bytes: int) -> tuple[bytes, FileNote |
     (and retried next time), never read."""
     try:
         data, _ = root.read(rel, max_bytes + 1)
-    except NotRegularFile:
+    except NotRegularFile:  # a FIFO, socket or device: skipped for good, not retried
         return b"", FileNote.SPECIAL, ""
     except OSError as e:
-        # A socket (or a device without a driver) cannot even be opened: ENXIO says it is
-        # no regular file, so it is skipped for good like a FIFO, not retried as unreadable.
-        if e.errno == errno.ENXIO:
-            return b"", FileNote.SPECIAL, ""
         return b"", FileNote.UNREADABLE, str(e.strerror or e)
     if not data.strip():
         return data, FileNote.EMPTY, ""
