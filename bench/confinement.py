@@ -77,13 +77,13 @@ def alternate(
     return med
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("dataset", type=Path)
     p.add_argument("--pages", type=int, default=1500, help="notes copied (0: all)")
     p.add_argument("--searches", type=int, default=60)
     C.add_model_args(p)
-    args = p.parse_args()
+    args = p.parse_args(argv)
     C.apply_model_args(args)
     embedder = C.get_embedder(args)
     src = C.corpus_dir(args.dataset)
@@ -116,9 +116,10 @@ def main() -> None:
                 folder.read(rel, 1 << 20)
 
     kinds = ("openat2", "by-name")
+    figures: dict[str, dict[str, float]] = {}
     if fsafe.has_openat2():
-        alternate("walk (scan)", kinds, lookups, walk, 9)
-        alternate(f"read {len(rels)} notes", kinds, lookups, read_all, 5)
+        figures["walk"] = alternate("walk (scan)", kinds, lookups, walk, 9)
+        figures["read"] = alternate(f"read {len(rels)} notes", kinds, lookups, read_all, 5)
     print()
 
     engine = Engine()  # the configured model (the one `embedder` is), loaded once
@@ -134,9 +135,11 @@ def main() -> None:
             engine.close()  # no connection kept from the round before
             engine.refresh(roots[kind], embed=embed)
 
-        alternate("first index", ("proc", "by-name"), naming, first_index, 2)
+        figures["first index"] = alternate(
+            "first index", ("proc", "by-name"), naming, first_index, 2
+        )
         pair = ("proc", "by-name")
-        alternate(
+        figures["no-change refresh"] = alternate(
             "no-change refresh", pair, naming, lambda k: engine.refresh(roots[k], embed=embed), 15
         )
         for q in queries[:3]:  # warm: the vectors loaded once per collection
@@ -150,7 +153,7 @@ def main() -> None:
                     t0 = time.perf_counter()
                     engine.search(roots[kind], q, mode=mode)
                     lat[kind].append(time.perf_counter() - t0)
-        med = {k: statistics.median(v) for k, v in lat.items()}
+        med = figures["search p50"] = {k: statistics.median(v) for k, v in lat.items()}
         print(
             f"{f'search p50 ({mode}, {len(queries)} queries)':<34} proc {C.ms(med['proc']):>9}   "
             f"by-name {C.ms(med['by-name']):>9}   by-name/proc "
@@ -158,6 +161,7 @@ def main() -> None:
         )
     finally:
         engine.close()
+    return figures
 
 
 if __name__ == "__main__":

@@ -189,3 +189,34 @@ def test_size_smoke(dataset: Path, tmp_path: Path) -> None:
     out = _load("size").main([str(dataset), "--workdir", str(tmp_path / "w"), "--no-model"])
     assert out["tinyset"]["index_mb"] > 0 and out["tinyset"]["per_mb"] > 0
     assert out["hostile note"]["per_mb"] < 20
+
+
+def test_confinement_smoke(dataset: Path, tmp_path: Path) -> None:
+    out = _load("confinement").main(
+        [str(dataset), "--pages", "8", "--searches", "3", "--no-model", "--workdir", str(tmp_path)]
+    )
+    for step in ("first index", "no-change refresh", "search p50"):
+        assert set(out[step]) == {"proc", "by-name"} and min(out[step].values()) > 0
+
+
+def test_ignore_speed_smoke(dataset: Path, tmp_path: Path) -> None:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / ".gitignore").write_text("*.log\nbuild/\n!keep.md\n", encoding="utf-8")
+    _load("ignore_speed").main(
+        [
+            str(dataset),
+            "--from",
+            str(rules),
+            "--max-files",
+            "1",
+            "--rounds",
+            "1",
+            "--lengths",
+            "8",
+            "--pathspec-timeout",
+            "2",
+            "--workdir",
+            str(tmp_path / "w"),
+        ]
+    )
