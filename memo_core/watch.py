@@ -16,6 +16,7 @@ from .walker import relevant_change
 
 DEBOUNCE_MS = 300
 WAKE_MS = 500
+POLL_MS = 1000  # how often a watcher out of inotify watches looks for changes itself
 
 
 def watch(
@@ -40,21 +41,32 @@ def watch(
             report(notice_text(n))
 
     report("watching " + ", ".join(shown(str(b)) for b in bases) + " (Ctrl-C stops)")
-    for changes in watchfiles.watch(
-        *bases,
-        watch_filter=lambda change, path: any(_relevant(b, change, path) for b in bases),
-        debounce=debounce_ms,
-        stop_event=stop,
-        raise_interrupt=False,
-        # An empty set every so often: how `ready` learns that the watcher is running.
-        yield_on_timeout=True,
-        rust_timeout=WAKE_MS,
-    ):
-        if ready is not None:
-            ready.set()
-        for base in bases:
-            if any(_relevant(base, change, path) for change, path in changes):
-                _update(engine, base, report)
+    polling = False
+    while True:
+        try:
+            for changes in watchfiles.watch(
+                *bases,
+                watch_filter=lambda change, path: any(_relevant(b, change, path) for b in bases),
+                debounce=debounce_ms,
+                stop_event=stop,
+                raise_interrupt=False,
+                # An empty set every so often: how `ready` learns the watcher is running.
+                yield_on_timeout=True,
+                rust_timeout=WAKE_MS,
+                force_polling=polling or None,
+                poll_delay_ms=POLL_MS,
+            ):
+                if ready is not None:
+                    ready.set()
+                for base in bases:
+                    if any(_relevant(base, change, path) for change, path in changes):
+                        _update(engine, base, report)
+            return
+        except OSError as e:  # no inotify instance or watch left (the user's limits)
+            if polling:
+                raise
+            polling = True
+            report(f"cannot be told of changes ({shown(str(e))}): looking every {POLL_MS} ms")
 
 
 def _relevant(base: Path, change: watchfiles.Change, path: str) -> bool:

@@ -72,6 +72,7 @@ class Watching:
 
     def __init__(self, engine: Engine, folder: Path) -> None:
         self.lines: queue.Queue[str] = queue.Queue()
+        self.seen: list[str] = []  # the lines `update` read
         self.stop, ready = threading.Event(), threading.Event()
         self.thread = threading.Thread(
             target=watch,
@@ -84,6 +85,7 @@ class Watching:
     def update(self) -> str:
         while True:
             line = self.lines.get(timeout=20)
+            self.seen.append(line)
             if "новых" in line:
                 return line
 
@@ -126,3 +128,30 @@ def test_moving_away_a_folder_with_a_dot_in_its_name(tmp_path: Path, watching) -
     (notes / "v1.2").rename(tmp_path / "elsewhere")
     assert "удалённых 2" in w.update()
     shutil.rmtree(tmp_path / "elsewhere")
+
+
+def test_out_of_inotify_it_says_so_and_polls(
+    tmp_path: Path, tiny_embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No inotify instance left (other programs took the user's 128): a line says so, and
+    saved notes are still indexed, found by looking every second."""
+    import watchfiles
+
+    real = watchfiles.watch
+
+    def limited(*paths, force_polling=None, **kw):
+        if not force_polling:
+            raise OSError("OS file watch limit reached")
+        return real(*paths, force_polling=force_polling, **kw)
+
+    monkeypatch.setattr(watchfiles, "watch", limited)
+    notes = write_notes(tmp_path / "notes", {"a.md": "# A\n\ncat\n"})
+    with Engine(models=ModelSource(tiny_embedder)) as engine:
+        w = Watching(engine, notes)
+        try:
+            (notes / "weather.md").write_text("# Weather\n\nrain\n", encoding="utf-8")
+            assert "новых 1" in w.update()
+        finally:
+            w.close()
+    assert not w.thread.is_alive()
+    assert any("OS file watch limit reached" in line for line in w.seen)
