@@ -5,6 +5,10 @@
 - the note template's `path`: the notes of the collection the client has already chosen.
 
 A value matches when it starts with what was typed or contains it (case-insensitive).
+A client asks once per key typed, so each list is kept a few seconds, computed by one walk
+at a time in the folder's places (places.py), and waited for at most `WAIT_S`: a folder
+too big to list in time (or one that hangs) gets no values now, and its list is ready for
+a later key.
 """
 
 from __future__ import annotations
@@ -12,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.types import (
     Completion,
@@ -24,10 +27,13 @@ from mcp.types import (
 
 from memo_core import MemoError, confine, open_collection, scan, shown
 
+from .places import Places, Recent, as_written
 from .prompts import PATH_PROMPTS
-from .resources import NOTE_TEMPLATE, CollectionCache
+from .resources import LISTING, NOTE_TEMPLATE, find_indexed_collections
 
 MAX_VALUES = 100  # the most one completion answer may carry
+WAIT_S = 2.0  # the longest a completion waits for a list
+TTL_S = 10.0  # how long a list is kept
 
 
 def matching(candidates: Sequence[str], typed: str) -> Completion:
@@ -52,11 +58,15 @@ def note_paths(collection: str, roots: Sequence[Path]) -> list[str]:
         return []
 
 
-def register_completions(
-    server: MCPServer, roots: Sequence[Path], collections: CollectionCache
-) -> None:
+def register_completions(server: MCPServer, roots: Sequence[Path], places: Places) -> None:
+    # A list can be long (a folder of 30,000 notes): a few are kept, the most recent.
+    lists: Recent[list[str]] = Recent(places, TTL_S, size=8)
+
     def folders() -> list[str]:
-        return [str(c) for c in collections.get() if sendable(str(c))]
+        return [str(c) for c in find_indexed_collections(roots) if sendable(str(c))]
+
+    async def complete_folders(typed: str) -> Completion:
+        return matching(await lists.get(LISTING, LISTING, folders, WAIT_S) or [], typed)
 
     @server.completion()
     async def complete(
@@ -66,16 +76,18 @@ def register_completions(
     ) -> Completion | None:
         if isinstance(ref, PromptReference):
             if ref.name in PATH_PROMPTS and argument.name == "path":
-                return matching(await anyio.to_thread.run_sync(folders), argument.value)
+                return await complete_folders(argument.value)
             return None
         if ref.uri != NOTE_TEMPLATE:
             return None
         if argument.name == "collection":
-            return matching(await anyio.to_thread.run_sync(folders), argument.value)
+            return await complete_folders(argument.value)
         if argument.name == "path":
             chosen = (context.arguments or {}).get("collection") if context else None
             if not chosen:
                 return None
-            found = await anyio.to_thread.run_sync(note_paths, chosen, roots)
-            return matching(found, argument.value)
+            found = await lists.get(
+                ("notes", chosen), as_written(chosen), lambda: note_paths(chosen, roots), WAIT_S
+            )
+            return matching(found or [], argument.value)
         return None

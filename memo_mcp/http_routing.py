@@ -10,71 +10,104 @@ runs three and routes each request:
   takes `text/event-stream` gets SSE (progress notifications, then the answer); any other,
   curl or a script, gets one plain JSON answer.
 
-Sessions are bounded: the session app closes one idle for `SESSION_IDLE_S`, and at
-`MAX_SESSIONS` open sessions a new one closes the oldest that never got past its opening
-(else the least recently used), so a flood of `initialize` cannot lock clients out.
+Sessions are bounded, and a session that proved itself is never ended by newcomers. The
+session app closes one idle for `SESSION_IDLE_S`. A session is proven once it makes a
+request after its `initialize` (a `ping`, a `tools/call`: a notification does not count).
+At `MAX_SESSIONS` open sessions, a new one takes the place of the least recently used
+session that never made one; when every open session is proven, the newcomer is refused
+(503, with Retry-After: when the least recently used one would end if it stays idle). So a
+flood of `initialize` cannot lock out a client at work, nor end its session.
+
+A POST body the SDK would take for a notification although it carries an id it cannot use
+(an object, `null`, `true`, a string with a lone surrogate) gets no answer from the SDK (202):
+it is answered here, -32600 with id null, as over stdio (stdio_guard.check_line); so are
+other malformed bodies (-32700, -32600), with the request's id when it can be read.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections import OrderedDict
 from contextlib import AsyncExitStack
+from typing import Any
 
+from mcp.server.transport_security import TransportSecurityMiddleware
+from mcp_types import INTERNAL_ERROR
 from starlette.applications import Starlette
 from starlette.datastructures import Headers
+from starlette.requests import Request
+from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
+
+from .stdio_guard import check_line
 
 SESSION_IDLE_S = 5 * 60
 MAX_SESSIONS = 500
-# A session that made this many requests (initialize, initialized, one real call) is in use.
-PROVEN_AFTER = 3
 SESSION_HEADER = "mcp-session-id"
 MAX_PEEK_BYTES = 4 * 1024 * 1024  # the SDK refuses longer bodies (413) itself
 
 
 class SessionBook:
-    """The open sessions this server handed out: new ones and ones in use, each oldest first."""
+    """The open sessions this server handed out, each kept with its last use: those that
+    never made a request after `initialize`, and the proven ones, each oldest first."""
 
     def __init__(self, limit: int = MAX_SESSIONS, idle_s: float = SESSION_IDLE_S) -> None:
         self.limit = limit
         self.idle_s = idle_s
-        self._new: OrderedDict[str, tuple[float, int]] = OrderedDict()  # id → (last use, uses)
-        self._used: OrderedDict[str, tuple[float, int]] = OrderedDict()
+        self._new: OrderedDict[str, float] = OrderedDict()  # id → last use
+        self._proven: OrderedDict[str, float] = OrderedDict()
 
     def __len__(self) -> int:
-        return len(self._new) + len(self._used)
+        return len(self._new) + len(self._proven)
+
+    def wait_s(self) -> float | None:
+        """None when a new session may open now; else how long until one may (at most):
+        every place is held by a proven session, and the least recently used one ends
+        after that long if it stays idle."""
+        self._forget_idle()
+        if len(self) < self.limit or self._new:
+            return None
+        oldest = next(iter(self._proven.values()))
+        return max(1.0, oldest + self.idle_s - time.monotonic())
 
     def opened(self, sid: str) -> list[str]:
-        """Record a new session; the sessions to close to stay within the bound."""
-        now = time.monotonic()
-        for book in (self._new, self._used):  # the session app has closed these already
-            while book and next(iter(book.values()))[0] < now - self.idle_s:
-                book.popitem(last=False)
-        self._new[sid] = (now, 1)
+        """Record a new session; the sessions to close to stay within the bound (never a
+        proven one: past the bound with only those, the caller refuses newcomers)."""
+        self._forget_idle()
+        self._new[sid] = time.monotonic()
         evicted = []
-        while len(self) > self.limit:
-            book = self._new if len(self._new) > 1 else self._used
-            evicted.append(book.popitem(last=False)[0])
+        while len(self) > self.limit and len(self._new) > 1:
+            evicted.append(self._new.popitem(last=False)[0])
         return evicted
 
-    def used(self, sid: str) -> None:
-        for book in (self._new, self._used):
-            if sid in book:
-                uses = book.pop(sid)[1] + 1
-                target = self._used if uses >= PROVEN_AFTER else book
-                target[sid] = (time.monotonic(), uses)
-                return
+    def used(self, sid: str, request: bool) -> None:
+        """A use of session `sid`; `request`: it made a request (it is proven now)."""
+        now = time.monotonic()
+        if sid in self._proven:
+            self._proven.move_to_end(sid)
+            self._proven[sid] = now
+        elif sid in self._new:
+            del self._new[sid]
+            (self._proven if request else self._new)[sid] = now
 
     def closed(self, sid: str) -> None:
         self._new.pop(sid, None)
-        self._used.pop(sid, None)
+        self._proven.pop(sid, None)
+
+    def _forget_idle(self) -> None:
+        """Drop the sessions the session app has closed already, idle too long."""
+        since = time.monotonic() - self.idle_s
+        for book in (self._new, self._proven):
+            while book and next(iter(book.values())) < since:
+                book.popitem(last=False)
 
 
 class McpRouter:
     """The ASGI app: routes `/mcp` as the module says; everything else (`/health`, 404s)
-    goes to the session app; the lifespan starts and stops all three."""
+    goes to the session app; the lifespan starts and stops all three. `security` checks
+    Host and Origin (as the SDK's apps do) before a malformed body is answered here."""
 
     def __init__(
         self,
@@ -83,10 +116,12 @@ class McpRouter:
         streamed: Starlette,
         path: str,
         book: SessionBook,
+        security: TransportSecurityMiddleware,
     ) -> None:
         self.sessions, self.plain, self.streamed = sessions, plain, streamed
         self.path = path
         self.book = book
+        self.security = security
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -97,26 +132,40 @@ class McpRouter:
             return
         headers = Headers(scope=scope)
         sid = headers.get(SESSION_HEADER)
-        if sid is not None or scope["method"] != "POST":
-            await self._in_session(sid, scope, receive, send)
+        if scope["method"] != "POST":
+            await self._in_session(sid, False, scope, receive, send)
             return
         body, receive = await _peek(receive)
+        # A body past MAX_PEEK_BYTES is the SDK's to refuse (413), not a malformed one.
+        problem = (
+            check_line(body.decode("utf-8", "replace")) if len(body) <= MAX_PEEK_BYTES else None
+        )
+        if problem is not None and problem[1] is not None:
+            refused = await self.security.validate_request(Request(scope), is_post=True)
+            answer = problem[1].model_dump_json(by_alias=True, exclude_unset=True)
+            response = refused or Response(answer, 400, media_type="application/json")
+            await response(scope, receive, send)
+            return
+        message = _loads(body)
+        if sid is not None:
+            await self._in_session(sid, _makes_request(message), scope, receive, send)
+            return
         accept = {t.split(";")[0].strip().lower() for t in headers.get("accept", "").split(",")}
         sse = "text/event-stream" in accept
-        if sse and _opens_session(body):
-            await self._open_session(scope, receive, send)
+        if sse and _opens_session(message):
+            await self._open_session(message, scope, receive, send)
         elif sse:
             await self.streamed(scope, receive, send)
         else:  # curl's */*, or no Accept at all: it takes JSON
             await self.plain(_accepting_json(scope), receive, send)
 
     async def _in_session(
-        self, sid: str | None, scope: Scope, receive: Receive, send: Send
+        self, sid: str | None, request: bool, scope: Scope, receive: Receive, send: Send
     ) -> None:
         if sid is None:
             await self.sessions(scope, receive, send)
             return
-        self.book.used(sid)
+        self.book.used(sid, request)
 
         async def watch(message: Message) -> None:
             if message["type"] == "http.response.start" and message["status"] == 404:
@@ -127,19 +176,23 @@ class McpRouter:
         if scope["method"] == "DELETE":
             self.book.closed(sid)
 
-    async def _open_session(self, scope: Scope, receive: Receive, send: Send) -> None:
-        opened: list[str] = []
+    async def _open_session(self, message: Any, scope: Scope, receive: Receive, send: Send) -> None:
+        wait = self.book.wait_s()
+        if wait is not None:
+            await _no_room(self.book, wait, message)(scope, receive, send)
+            return
+        evicted: list[str] = []
 
         async def watch(message: Message) -> None:
             if message["type"] == "http.response.start" and message["status"] < 400:
                 sid = Headers(raw=message.get("headers", [])).get(SESSION_HEADER)
-                opened.extend([sid] if sid is not None else [])
+                # Booked before the client can read its id and use it.
+                evicted.extend(self.book.opened(sid) if sid is not None else [])
             await send(message)
 
         await self.sessions(scope, receive, watch)
-        for sid in opened:
-            for old in self.book.opened(sid):
-                await self._close(old, scope)
+        for old in evicted:
+            await self._close(old, scope)
 
     async def _close(self, sid: str, like: Scope) -> None:
         """End a session as its client would (DELETE), with the headers of `like`'s request
@@ -200,13 +253,42 @@ async def _peek(receive: Receive) -> tuple[bytes, Receive]:
     return body, again
 
 
-def _opens_session(body: bytes) -> bool:
+def _loads(body: bytes) -> Any:
     try:
-        message = json.loads(body)
+        return json.loads(body)
     except ValueError:
-        return False
-    batch = message if isinstance(message, list) else [message]
-    return any(isinstance(m, dict) and m.get("method") == "initialize" for m in batch)
+        return None
+
+
+def _opens_session(message: Any) -> bool:
+    return isinstance(message, dict) and message.get("method") == "initialize"
+
+
+def _makes_request(message: Any) -> bool:
+    """Whether a body is a request of a session at work (not its `initialize`)."""
+    return (
+        isinstance(message, dict)
+        and "id" in message
+        and isinstance(message.get("method"), str)
+        and message["method"] != "initialize"
+    )
+
+
+def _no_room(book: SessionBook, wait_s: float, message: Any) -> Response:
+    """503 for a newcomer when every session is proven, saying when to try again."""
+    rid = message.get("id") if isinstance(message, dict) else None
+    text = (
+        f"memo-mcp has {len(book)} sessions open, each in use (its limit): a session that "
+        f"made a request is never ended for a new one; one idle for {book.idle_s:g} s ends. "
+        "Try again later, or send this request without a session (a plain POST)"
+    )
+    body = {"jsonrpc": "2.0", "id": rid, "error": {"code": INTERNAL_ERROR, "message": text}}
+    return Response(
+        json.dumps(body),
+        503,
+        media_type="application/json",
+        headers={"Retry-After": str(math.ceil(wait_s))},
+    )
 
 
 def _accepting_json(scope: Scope) -> Scope:

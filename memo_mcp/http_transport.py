@@ -9,11 +9,14 @@
   address, the machine's own names (for 0.0.0.0 / ::) and each `--allow-host`.
 - `MEMO_TOKEN` set: every request but `/health` must carry `Authorization: Bearer <token>`,
   else 401. A bind to a non-loopback address without a token refuses to start.
+- Connections are bounded in time and number (http_guard.py); SIGTERM stops the server
+  within about a second, whatever its clients hold.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import hmac
 import ipaddress
 import logging
@@ -28,7 +31,7 @@ from typing import Any
 
 import anyio
 from mcp.server.mcpserver import MCPServer
-from mcp.server.transport_security import TransportSecuritySettings
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -36,18 +39,27 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from memo_core import __version__
 
+from .http_guard import (
+    REQUEST_TIMEOUT_S,
+    Connections,
+    QuietAccepts,
+    connection_limit,
+    guarded_protocol,
+)
 from .http_routing import SESSION_IDLE_S, McpRouter, SessionBook
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 27190
 PORT_ENV = "MEMO_HTTP_PORT"
 SESSION_IDLE_ENV = "MEMO_HTTP_SESSION_IDLE_S"
+TIMEOUT_ENV = "MEMO_HTTP_TIMEOUT_S"
 TOKEN_ENV = "MEMO_TOKEN"
 MCP_PATH = "/mcp"
 HEALTH_PATH = "/health"
 OPEN_PATHS = frozenset({HEALTH_PATH})
-# Open streams (a client's GET stream) get this long to end when the server stops.
-SHUTDOWN_GRACE_S = 2
+# Requests under way (a tool call, a client's GET stream) get this long to end when the
+# server stops; then they are cancelled.
+SHUTDOWN_GRACE_S = 0.5
 
 
 class HttpConfigError(Exception):
@@ -61,6 +73,7 @@ class HttpConfig:
     token: str | None = None
     allow_hosts: tuple[str, ...] = field(default=())
     session_idle_s: float = SESSION_IDLE_S  # a session with no request for this long ends
+    timeout_s: float = REQUEST_TIMEOUT_S  # for a request's headers, then for its body
 
 
 def add_http_options(parser: argparse.ArgumentParser) -> None:
@@ -121,20 +134,25 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str] = os.envir
             f"set {TOKEN_ENV} (clients send it as 'Authorization: Bearer <token>'), "
             f"or listen on {DEFAULT_HOST}"
         )
-    raw = env.get(SESSION_IDLE_ENV, "").strip()
-    try:
-        idle = float(raw) if raw else SESSION_IDLE_S
-    except ValueError:
-        idle = -1.0
-    if not 0 < idle < 86400:
-        raise HttpConfigError(f"{SESSION_IDLE_ENV}={raw!r}: give seconds, more than 0 and < 86400")
     return HttpConfig(
         host=host,
         port=port,
         token=token,
         allow_hosts=tuple(args.allow_host),
-        session_idle_s=idle,
+        session_idle_s=_seconds(env, SESSION_IDLE_ENV, SESSION_IDLE_S),
+        timeout_s=_seconds(env, TIMEOUT_ENV, REQUEST_TIMEOUT_S),
     )
+
+
+def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name, "").strip()
+    try:
+        value = float(raw) if raw else default
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 86400:
+        raise HttpConfigError(f"{name}={raw!r}: give seconds, more than 0 and < 86400")
+    return value
 
 
 def http_config(parser: argparse.ArgumentParser, args: argparse.Namespace) -> HttpConfig:
@@ -260,7 +278,8 @@ def build_app(server: MCPServer, config: HttpConfig) -> ASGIApp:
     plain = server.streamable_http_app(**common, stateless_http=True, json_response=True)
     streamed = server.streamable_http_app(**common, stateless_http=True)
     book = SessionBook(idle_s=config.session_idle_s)
-    app: ASGIApp = McpRouter(sessions, plain, streamed, MCP_PATH, book)
+    security = TransportSecurityMiddleware(common["transport_security"])
+    app: ASGIApp = McpRouter(sessions, plain, streamed, MCP_PATH, book, security)
     if config.token:
         app = BearerTokenGuard(app, config.token)
     return app
@@ -289,12 +308,18 @@ def serve_http(server: MCPServer, config: HttpConfig) -> None:
             access_log=False,
             server_header=False,
             lifespan="on",
-            timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+            timeout_graceful_shutdown=SHUTDOWN_GRACE_S,  # type: ignore[arg-type]
+            http=guarded_protocol(Connections(connection_limit(), config.timeout_s)),
         )
     )
     where = f"http://{_host_port(config.host, config.port)}{MCP_PATH}"
     auth = "bearer token required" if config.token else "no token"
     print(f"memo-mcp: serving MCP at {where} ({auth}); health at {HEALTH_PATH}", file=sys.stderr)
-    anyio.run(uv.serve)
+
+    async def serve() -> None:
+        asyncio.get_running_loop().set_exception_handler(QuietAccepts())
+        await uv.serve()
+
+    anyio.run(serve)
     if not uv.started:
         raise SystemExit(1)  # uvicorn said why (e.g. the port is taken)

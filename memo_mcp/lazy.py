@@ -7,6 +7,7 @@ it, and a client's first answer comes sooner.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,6 +17,8 @@ from memo_core import refresh_budget
 
 if TYPE_CHECKING:
     from memo_core import Engine
+
+log = logging.getLogger("memo_mcp")
 
 
 class LazyEngine:
@@ -45,3 +48,16 @@ class LazyEngine:
         """Close the Engine's indexes, if it was ever made (it stays usable)."""
         if self._engine is not None:
             self._engine.close()
+
+    def close_within(self, seconds: float) -> None:
+        """`close()`, waiting at most `seconds`. A call stuck in a dead drive holds its
+        index until the kernel lets go; closing then goes on in the background, on a
+        daemon thread, which never keeps the process alive."""
+        closing = threading.Thread(target=self.close, name="memo-mcp close", daemon=True)
+        closing.start()
+        closing.join(seconds)
+        if closing.is_alive():
+            log.warning(
+                "memo-mcp: an index is still busy (a folder that does not answer?); "
+                "not waiting for it"
+            )

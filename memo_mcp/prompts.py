@@ -4,9 +4,10 @@
 - `topic_brief(topic, path)`: gather everything the notes say on a topic into a short brief
   with sources, contradictions and gaps.
 
-The `path` argument is checked like a tool's path (it must lie inside the allowed roots) and
-written into the prompt as an absolute path, so the model calls the tools with a path that
-means the same thing wherever the server runs.
+The `path` argument is checked like a tool's path (it must lie inside the allowed roots, and
+it is resolved in the folder's places, since that can hang on a dead drive) and written into
+the prompt as an absolute path, so the model calls the tools with a path that means the same
+thing wherever the server runs.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
 from pydantic import Field
 
-from memo_core import MemoError, confine
+from memo_core import MemoError, confine, for_terminal
+
+from .places import Places, as_written
 
 Roots = Sequence[Path]
 
@@ -30,12 +33,12 @@ PathArg = Annotated[
 ]
 
 
-def notes_folder(path: str, roots: Roots) -> str:
+async def notes_folder(path: str, roots: Roots, places: Places) -> str:
     """The absolute real path of `path`, when it is a folder inside the roots."""
     try:
-        return str(confine(path, list(roots)))
+        return str(await places.run(as_written(path), lambda: confine(path, list(roots))))
     except MemoError as e:
-        raise MCPError(code=INVALID_PARAMS, message=str(e)) from e
+        raise MCPError(code=INVALID_PARAMS, message=for_terminal(str(e))) from e
 
 
 def required_text(name: str, value: str) -> str:
@@ -64,17 +67,20 @@ def search_notes_text(question: str, folder: str) -> str:
     )
 
 
-def register_search_notes(server: MCPServer, roots: Roots) -> None:
+def register_search_notes(server: MCPServer, roots: Roots, places: Places | None = None) -> None:
+    in_places = places or Places()
+
     @server.prompt(
         name="search_notes",
         title="Answer from my notes",
         description="Search the notes with memo, read the hits, answer citing path:line.",
     )
-    def search_notes(
+    async def search_notes(
         question: Annotated[str, Field(description="What you want to know")],
         path: PathArg,
     ) -> str:
-        return search_notes_text(required_text("question", question), notes_folder(path, roots))
+        text = required_text("question", question)
+        return search_notes_text(text, await notes_folder(path, roots, in_places))
 
 
 def topic_brief_text(topic: str, folder: str) -> str:
@@ -94,29 +100,32 @@ def topic_brief_text(topic: str, folder: str) -> str:
     )
 
 
-def register_topic_brief(server: MCPServer, roots: Roots) -> None:
+def register_topic_brief(server: MCPServer, roots: Roots, places: Places | None = None) -> None:
+    in_places = places or Places()
+
     @server.prompt(
         name="topic_brief",
         title="Brief on a topic from my notes",
         description="Gather what the notes say on a topic: summary, sourced points, "
         "contradictions, gaps.",
     )
-    def topic_brief(
+    async def topic_brief(
         topic: Annotated[str, Field(description="The topic, a few words")],
         path: PathArg,
     ) -> str:
-        return topic_brief_text(required_text("topic", topic), notes_folder(path, roots))
+        text = required_text("topic", topic)
+        return topic_brief_text(text, await notes_folder(path, roots, in_places))
 
 
 # The prompts whose `path` argument names a notes folder (completions offer collections).
 PATH_PROMPTS = frozenset({"search_notes", "topic_brief"})
 
-PROMPTS: tuple[Callable[[MCPServer, Roots], None], ...] = (
+PROMPTS: tuple[Callable[[MCPServer, Roots, Places | None], None], ...] = (
     register_search_notes,
     register_topic_brief,
 )
 
 
-def register_prompts(server: MCPServer, roots: Roots) -> None:
+def register_prompts(server: MCPServer, roots: Roots, places: Places) -> None:
     for register in PROMPTS:
-        register(server, roots)
+        register(server, roots, places)

@@ -14,23 +14,27 @@ Both stay inside the folders memo may use (the same roots as the tools):
   structuredContent, for a folder encoded the same way.
 
 Each resource is registered by its own small function; `register_resources` calls them all.
+Every read runs in the folder's places (places.py), so a folder that hangs holds only its own.
+Names are bytes: the folder and the note are read back from the URI as sent, percent-escapes
+taken byte for byte, so every name memo lists opens through the URI memo builds (the SDK
+decodes template parameters as UTF-8, losing bytes that are not).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote_to_bytes
 
-from mcp.server.mcpserver import MCPServer
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from mcp.server.mcpserver.resources.templates import ResourceSecurity
 from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS
+from mcp.types import INTERNAL_ERROR, INVALID_PARAMS
 
 from memo_core import (
     Escape,
@@ -46,6 +50,7 @@ from memo_core import (
     shown,
 )
 from memo_mcp.lazy import LazyEngine
+from memo_mcp.places import Places, Recent
 
 COLLECTIONS_URI = "memo://collections"
 NOTE_TEMPLATE = "memo://note/{collection}/{+path}"
@@ -59,6 +64,14 @@ SCAN_DEPTH = 3
 SCAN_MAX_DIRS = 20_000
 # A note bigger than this is sent cut (at a line end), with a last line that says so.
 MAX_NOTE_BYTES = 2 * 1024 * 1024
+# Each read walks afresh (reads at the same time share one walk), waiting at most this
+# long: a folder under the roots may hang, and the walk then goes on in the background;
+# a later read that waits in vain too gets the last listing that was made.
+LISTING_WAIT_S = 10.0
+# How long `memo://collections` waits for one collection's figures.
+STATUS_WAIT_S = 5.0
+# The place of the walk that looks for indexes (it spans every root).
+LISTING = "memo://collections"
 
 Roots = Sequence[Path]
 
@@ -71,21 +84,9 @@ def find_indexed_collections(
     return find_indexes(roots, depth, max_dirs)
 
 
-class CollectionCache:
-    """`find_indexed_collections` remembered for a few seconds (completions ask per key)."""
-
-    def __init__(self, roots: Roots, ttl_s: float = 5.0) -> None:
-        self.roots = list(roots)
-        self.ttl_s = ttl_s
-        self._at = -1e9
-        self._found: list[Path] = []
-
-    def get(self) -> list[Path]:
-        now = time.monotonic()
-        if now - self._at > self.ttl_s:
-            self._found = find_indexed_collections(self.roots)
-            self._at = now
-        return self._found
+def listing(places: Places) -> Recent[list[Path]]:
+    """`find_indexed_collections`, one walk at a time, in its own place."""
+    return Recent(places, ttl_s=0, size=1)
 
 
 # -- memo://collections -----------------------------------------------------------------
@@ -102,9 +103,13 @@ def _time(ts: float | None) -> str | None:
     return None if ts is None else iso_time(ts)
 
 
+def _entry_head(root: Path) -> dict[str, Any]:
+    return {"path": shown(str(root)), "note_uri": note_uri(root)}
+
+
 def collection_entry(engines: LazyEngine, root: Path) -> dict[str, Any]:
     """One collection as `memo://collections` shows it (an `error` if its index is unusable)."""
-    entry: dict[str, Any] = {"path": shown(str(root)), "note_uri": note_uri(root)}
+    entry = _entry_head(root)
     try:
         statuses = engines.get().status(root)
     except MemoError as e:
@@ -129,20 +134,47 @@ def collection_entry(engines: LazyEngine, root: Path) -> dict[str, Any]:
     return entry
 
 
-def collections_json(engines: LazyEngine, roots: Roots, found: list[Path] | None = None) -> str:
-    listed = find_indexed_collections(roots) if found is None else found
+async def collections_json(
+    engines: LazyEngine, roots: Roots, places: Places, found: Recent[list[Path]]
+) -> str:
+    listed = await found.get(
+        LISTING, LISTING, lambda: find_indexed_collections(roots), LISTING_WAIT_S
+    )
+    if listed is None:
+        raise MCPError(
+            code=INTERNAL_ERROR,
+            message=f"looking for indexes under the allowed folders took over {LISTING_WAIT_S:g} s "
+            "(a folder that does not answer, a dead network drive?); it goes on: read again later",
+        )
+    entries: list[dict[str, Any]] = [{} for _ in listed]
+
+    async def fill(i: int, root: Path) -> None:
+        with anyio.move_on_after(STATUS_WAIT_S):
+            entries[i] = await places.run(root, lambda: collection_entry(engines, root))
+            return
+        late = f"no answer in {STATUS_WAIT_S:g} s (a folder that does not answer?)"
+        entries[i] = _entry_head(root) | {"error": late}
+
+    async with anyio.create_task_group() as tg:
+        for i, root in enumerate(listed):
+            tg.start_soon(fill, i, root)
     return json.dumps(
         {
             "roots": [str(r) for r in roots],
             "note_uri_template": NOTE_TEMPLATE,
-            "collections": [collection_entry(engines, c) for c in listed],
+            "collections": entries,
         },
         ensure_ascii=False,
         indent=2,
     )
 
 
-def register_collections(server: MCPServer, roots: Roots, engines: LazyEngine) -> None:
+def register_collections(
+    server: MCPServer, roots: Roots, engines: LazyEngine, places: Places | None = None
+) -> None:
+    in_places = places or Places()
+    found = listing(in_places)
+
     @server.resource(
         COLLECTIONS_URI,
         name="collections",
@@ -151,15 +183,15 @@ def register_collections(server: MCPServer, roots: Roots, engines: LazyEngine) -
         "last update, content fingerprint (a change token) and last refresh.",
         mime_type="application/json",
     )
-    def collections() -> str:
-        return collections_json(engines, roots)
+    async def collections() -> str:
+        return await collections_json(engines, roots, in_places, found)
 
 
 # -- memo://note/{collection}/{+path} -------------------------------------------------------
 
 
 def _refuse(uri: str, text: str) -> MCPError:
-    return MCPError(code=INVALID_PARAMS, message=text, data={"uri": uri})
+    return MCPError(code=INVALID_PARAMS, message=for_terminal(text), data={"uri": uri})
 
 
 def read_note(collection: str, path: str, roots: Roots) -> str:
@@ -169,14 +201,26 @@ def read_note(collection: str, path: str, roots: Roots) -> str:
         base = confine(collection, list(roots))
     except MemoError as e:
         raise _refuse(uri, str(e)) from e
-    rel = path.replace("\\", "/").strip("/")
+    return read_below(base, path, uri)
+
+
+def read_below(base: Path, path: str, uri: str) -> str:
+    """The text of note `path` (relative, '/' between folders) in the confined folder `base`.
+
+    A backslash is part of a name (as POSIX has it), not a separator. A `..` anywhere is
+    refused as an unknown resource before anything is looked at (the SDK's own rule for
+    template parameters), so it tells nothing about what lies where it leads.
+    """
+    rel = path.strip("/")
+    if ".." in rel.split("/"):
+        raise ResourceNotFoundError(f"Unknown resource: {uri}")
     if not rel or "\0" in rel:
         raise _refuse(uri, "give the note's path relative to the collection, e.g. home/backup.md")
+    not_a_note = (
+        f"{shown(rel)} is not a Markdown note (*.md) outside hidden folders: memo opens notes only"
+    )
     if not is_note_path(rel):
-        raise _refuse(
-            uri,
-            f"{rel} is not a Markdown note (*.md) outside hidden folders: memo opens notes only",
-        )
+        raise _refuse(uri, not_a_note)
     # Read through the folder's descriptor: a note or folder swapped for a symlink at any
     # moment is refused, never followed out. Where it leads is judged before whether it
     # exists, so a path that leads out gets one answer whatever lies there.
@@ -186,29 +230,45 @@ def read_note(collection: str, path: str, roots: Roots) -> str:
     except MemoError as e:
         raise _refuse(uri, str(e)) from e
     except Escape as e:
-        raise _refuse(uri, f"{rel} leads outside {base}") from e
+        raise _refuse(uri, f"{shown(rel)} leads outside {shown(str(base))}") from e
     except FileNotFoundError as e:
-        raise ResourceNotFoundError(f"no such note: {rel} in {base}") from e
+        raise ResourceNotFoundError(f"no such note: {shown(rel)} in {shown(str(base))}") from e
     except NotRegularFile as e:
-        raise _refuse(
-            uri,
-            f"{rel} is not a Markdown note (*.md) outside hidden folders: memo opens notes only",
-        ) from e
+        raise _refuse(uri, not_a_note) from e
     except OSError as e:  # unreadable, or swapped meanwhile
-        raise _refuse(uri, f"{rel} cannot be read: {e.strerror or e}") from e
+        raise _refuse(uri, f"{shown(rel)} cannot be read: {e.strerror or e}") from e
     if len(data) <= MAX_NOTE_BYTES:
         return data.decode("utf-8", errors="replace")
     cut = data[:MAX_NOTE_BYTES]
     cut = cut[: cut.rfind(b"\n") + 1] or cut
-    where = base / rel
+    where = shown(str(base / rel))
     return cut.decode("utf-8", errors="replace") + (
         f"\n<!-- memo: cut here, the first {len(cut)} of {size} bytes; the rest is in {where} -->\n"
     )
 
 
-def register_note(server: MCPServer, roots: Roots, engines: LazyEngine) -> None:
-    # `collection` is an absolute path by design; `read_note` confines it (and the note).
-    security = ResourceSecurity(exempt_params=frozenset({"collection"}))
+def _as_sent(ctx: Context, prefix: str) -> list[str] | None:
+    """The '/'-separated parts of the URI the client sent after `prefix` (its query left
+    out), each percent-decoded byte for byte into a name as the OS has it; None when the
+    request carries no such URI (a read from inside the server)."""
+    params = ctx.request_context.params or {}
+    uri = params.get("uri")
+    if not isinstance(uri, str) or not uri.startswith(prefix):
+        return None
+    rest = uri[len(prefix) :].partition("?")[0]
+    return [os.fsdecode(unquote_to_bytes(part)) for part in rest.split("/")]
+
+
+# Template parameters are taken as sent (see `_as_sent`) and checked by memo itself: the
+# collection is confined to the roots, the note's path read below it through descriptors.
+# The SDK's checks would refuse names that are fine on POSIX (`C:x.md`, `\\x.md`).
+AS_SENT = ResourceSecurity(exempt_params=frozenset({"collection", "path"}))
+
+
+def register_note(
+    server: MCPServer, roots: Roots, engines: LazyEngine, places: Places | None = None
+) -> None:
+    in_places = places or Places()
 
     @server.resource(
         NOTE_TEMPLATE,
@@ -217,17 +277,28 @@ def register_note(server: MCPServer, roots: Roots, engines: LazyEngine) -> None:
         description="The Markdown of one note: the collection folder, percent-encoded as one "
         "segment, then the note's path inside it, e.g. memo://note/%2Fhome%2Fme%2Fnotes/a/b.md",
         mime_type="text/markdown",
-        security=security,
+        security=AS_SENT,
     )
-    def note(collection: str, path: str) -> str:
-        return read_note(collection, path, roots)
+    async def note(collection: str, path: str, ctx: Context) -> str:
+        sent = _as_sent(ctx, NOTE_PREFIX)
+        if sent is not None:
+            collection, path = sent[0], "/".join(sent[1:])
+        uri = note_uri(collection, path)
+        try:
+            return await in_places.confined(
+                collection, roots, lambda base: read_below(base, path, uri)
+            )
+        except MemoError as e:
+            raise _refuse(uri, str(e)) from e
 
 
 # -- memo://changes/{collection}{?since} --------------------------------------------------
 
 
-def register_changes(server: MCPServer, roots: Roots, engines: LazyEngine) -> None:
-    security = ResourceSecurity(exempt_params=frozenset({"collection"}))
+def register_changes(
+    server: MCPServer, roots: Roots, engines: LazyEngine, places: Places | None = None
+) -> None:
+    in_places = places or Places()
 
     @server.resource(
         CHANGES_TEMPLATE,
@@ -236,24 +307,31 @@ def register_changes(server: MCPServer, roots: Roots, engines: LazyEngine) -> No
         description="memo_changes as JSON: the folder percent-encoded as one segment, then "
         "?since=<fingerprint>, e.g. memo://changes/%2Fhome%2Fme%2Fnotes?since=3f2a…",
         mime_type="application/json",
-        security=security,
+        security=AS_SENT,
     )
-    def changes(collection: str, since: str | None = None) -> str:
+    async def changes(ctx: Context, collection: str, since: str | None = None) -> str:
+        sent = _as_sent(ctx, CHANGES_PREFIX)
+        if sent is not None:
+            collection = "/".join(sent)
         uri = CHANGES_PREFIX + quote(os.fsencode(collection), safe="")
         try:
-            report = engines.get().changes(confine(collection, list(roots)), since)
+            report = await in_places.confined(
+                collection, roots, lambda real: engines.get().changes(real, since)
+            )
         except MemoError as e:
             raise _refuse(uri, str(e)) from e
         return json.dumps(changes_data(report), ensure_ascii=False, indent=2)
 
 
-RESOURCES: tuple[Callable[[MCPServer, Roots, LazyEngine], None], ...] = (
+RESOURCES: tuple[Callable[[MCPServer, Roots, LazyEngine, Places | None], None], ...] = (
     register_collections,
     register_note,
     register_changes,
 )
 
 
-def register_resources(server: MCPServer, roots: Roots, engines: LazyEngine) -> None:
+def register_resources(
+    server: MCPServer, roots: Roots, engines: LazyEngine, places: Places
+) -> None:
     for register in RESOURCES:
-        register(server, roots, engines)
+        register(server, roots, engines, places)

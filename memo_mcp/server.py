@@ -45,7 +45,6 @@ from memo_core import (
     __version__,
     allowed_roots,
     changes_data,
-    confine,
     for_terminal,
     format_changes,
     format_hits,
@@ -55,8 +54,9 @@ from memo_core import (
 from memo_mcp.completions import register_completions
 from memo_mcp.http_transport import add_http_options, http_config, serve_http
 from memo_mcp.lazy import LazyEngine
+from memo_mcp.places import FOLDER_WORKERS, WORKERS, Places
 from memo_mcp.prompts import register_prompts
-from memo_mcp.resources import CollectionCache, register_resources
+from memo_mcp.resources import register_resources
 from memo_mcp.stdio_guard import serve_stdio
 
 if TYPE_CHECKING:
@@ -73,10 +73,9 @@ INSTRUCTIONS = (
 
 # Progress notifications at most this often (the index reports every ~256 chunks).
 PROGRESS_INTERVAL_S = 0.25
-# Threads for tool calls (engine work), in all and per folder (a reindex, a search and a
-# status of one folder at once); calls beyond wait in their folder's queue.
-WORKERS = 8
-FOLDER_WORKERS = 3
+# How long a stopping server waits for its indexes to close: a refresh stuck in a dead
+# drive holds its index, and must not keep the server from stopping.
+CLOSE_WAIT_S = 0.5
 MAX_FINGERPRINT_CHARS = 10_000  # 24 hex digits per collection, joined by "."
 
 PathArg = Annotated[
@@ -94,11 +93,13 @@ class MemoServer(MCPServer):
     """MCPServer with the texts SPEC.md asks for on unknown tools and bad arguments.
 
     `roots`: the only folders its tools may touch (see `memo_core.confine`); `engines`:
-    the one Engine all tools, resources and completions use, made on first use.
+    the one Engine all tools, resources and completions use, made on first use; `places`:
+    where every call that touches a folder runs (see places.py).
     """
 
     roots: list[Path]
     engines: LazyEngine
+    places: Places
 
     async def run_stdio_async(self) -> None:
         # The SDK's stdio transport, with lines it would drop in silence answered (-32700/-32600).
@@ -199,41 +200,6 @@ class ProgressBridge:
             log.debug("progress notification failed: %r", e)
 
 
-class Workers:
-    """Where tool calls run: a bounded pool of threads of their own (the stdio transport's
-    reads and writes use anyio's default pool, which tool calls must never exhaust), and a
-    few places per folder, so calls on a slow or stuck folder wait behind each other,
-    holding no thread, while calls on other folders go on. A cancelled call
-    (`notifications/cancelled`) leaves its queue at once; its thread, if it had one,
-    finishes in the background."""
-
-    def __init__(self, size: int = WORKERS, per_folder: int = FOLDER_WORKERS) -> None:
-        self.limiter = anyio.CapacityLimiter(size)
-        self.per_folder = per_folder
-        self._queues: dict[Path, anyio.CapacityLimiter] = {}
-
-    async def run(self, path: str, roots: list[Path], fn: Callable[[Path], T]) -> T:
-        """`fn(real path)` off the event loop once `path` is confined to `roots`.
-
-        Every tool goes through here: `path` is resolved (~, relative, .., symlinks) once
-        and checked against the allowed roots before the engine sees it. MemoError
-        (OutsideRootsError too) becomes the tool's error text.
-        """
-        real = await self._thread(lambda: confine(path, roots), path)
-        queue = self._queues.setdefault(real, anyio.CapacityLimiter(self.per_folder))
-        async with queue:
-            return await self._thread(lambda: fn(real), path)
-
-    async def _thread(self, call: Callable[[], T], path: str) -> T:
-        def guarded() -> T:
-            try:
-                return call()
-            except MemoError as e:
-                raise ToolError(_error_text(e, path)) from e
-
-        return await anyio.to_thread.run_sync(guarded, limiter=self.limiter, abandon_on_cancel=True)
-
-
 def _error_text(e: MemoError, path: str) -> str:
     text = for_terminal(str(e))  # names that are not UTF-8 could not even be sent
     p = path.strip()
@@ -254,7 +220,7 @@ async def _closing_engine(server: MCPServer) -> AsyncIterator[None]:
         yield None
     finally:
         if isinstance(server, MemoServer):
-            await anyio.to_thread.run_sync(server.engines.close)
+            await anyio.to_thread.run_sync(server.engines.close_within, CLOSE_WAIT_S)
 
 
 def build_server(roots: list[Path] | None = None, engine: Engine | None = None) -> MemoServer:
@@ -270,7 +236,16 @@ def build_server(roots: list[Path] | None = None, engine: Engine | None = None) 
     )
     server.roots = roots
     server.engines = engines
-    workers = Workers()
+    server.places = places = Places(WORKERS, FOLDER_WORKERS)
+
+    async def run(path: str, fn: Callable[[Path], T]) -> T:
+        """`fn(real path)` in the folder's places once `path` is confined to the roots;
+        MemoError (OutsideRootsError too) becomes the tool's error text."""
+        try:
+            return await places.confined(path, roots, fn)
+        except MemoError as e:
+            raise ToolError(_error_text(e, path)) from e
+
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
     @server.tool(
@@ -297,10 +272,8 @@ def build_server(roots: list[Path] | None = None, engine: Engine | None = None) 
         ] = DEFAULT_MODE,
     ) -> str:
         progress = ProgressBridge(ctx, f"indexing {path}")
-        return await workers.run(
-            path,
-            roots,
-            lambda p: format_hits(engines.get().search(p, query, k, mode, progress=progress)),
+        return await run(
+            path, lambda p: format_hits(engines.get().search(p, query, k, mode, progress=progress))
         )
 
     @server.tool(
@@ -311,7 +284,7 @@ def build_server(roots: list[Path] | None = None, engine: Engine | None = None) 
         structured_output=False,
     )
     async def memo_status(path: PathArg) -> str:
-        return await workers.run(path, roots, lambda p: format_status(engines.get().status(p)))
+        return await run(path, lambda p: format_status(engines.get().status(p)))
 
     @server.tool(
         name="memo_reindex",
@@ -328,8 +301,8 @@ def build_server(roots: list[Path] | None = None, engine: Engine | None = None) 
     async def memo_reindex(path: PathArg, ctx: Context) -> str:
         progress = ProgressBridge(ctx, f"reindexing {path}")
 
-        return await workers.run(
-            path, roots, lambda p: format_reindex(engines.get().reindex(p, progress=progress))
+        return await run(
+            path, lambda p: format_reindex(engines.get().reindex(p, progress=progress))
         )
 
     @server.tool(
@@ -357,11 +330,11 @@ def build_server(roots: list[Path] | None = None, engine: Engine | None = None) 
             text = TextContent(type="text", text=format_changes(report))
             return CallToolResult(content=[text], structured_content=changes_data(report))
 
-        return await workers.run(path, roots, changes)
+        return await run(path, changes)
 
-    register_resources(server, roots, engines)
-    register_prompts(server, roots)
-    register_completions(server, roots, CollectionCache(roots))
+    register_resources(server, roots, engines, places)
+    register_prompts(server, roots, places)
+    register_completions(server, roots, places)
     return server
 
 
@@ -399,7 +372,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except KeyboardInterrupt:
         pass
     finally:
-        server.engines.close()
+        server.engines.close_within(CLOSE_WAIT_S)
     sys.exit(0)
 
 

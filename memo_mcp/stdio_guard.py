@@ -8,6 +8,12 @@ not JSON, `-32600 Invalid Request` for the rest, with the request's id when it c
 else `null`. `GuardedStdin` sits between stdin and the SDK's reader: good lines pass through
 unchanged, bad ones are answered here (never a line that is itself a response) and noted on
 stderr; blank lines are skipped. Either way the server keeps serving.
+
+An id must also be one the answer can carry: a string with a lone surrogate (`"\\udcff"`,
+which JSON can spell but UTF-8 cannot encode) would make the answer unwritable, and the SDK's
+writer dies on it, taking the server with it; such a request is refused (-32600, id null).
+`SendableWrites` is the last guard on the way out: a message that cannot be encoded as it
+is (a string that is not text) goes out with its strings escaped, never killing the writer.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from typing import Any, BinaryIO
 import anyio
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared._stream_protocols import WriteStream
 from mcp.shared.message import SessionMessage
 from mcp_types import (
     INVALID_REQUEST,
@@ -51,9 +58,27 @@ def check_line(line: str) -> Problem | None:
     if isinstance(message, JSONRPCNotification):
         obj = _loads(line)
         if isinstance(obj, dict) and "id" in obj:  # the SDK dropped an id it cannot use
-            detail = f"id must be a string or an integer (got {_short(obj['id'])})"
-            return detail, _error(None, INVALID_REQUEST, "Invalid Request", detail)
+            return _bad_id(obj["id"])
     return None
+
+
+def _bad_id(rid: object) -> Problem:
+    if isinstance(rid, str):
+        detail = f"id must be text (got {_short(rid)}, with a lone surrogate)"
+    else:
+        detail = f"id must be a string or an integer (got {_short(rid)})"
+    return detail, _error(None, INVALID_REQUEST, "Invalid Request", detail)
+
+
+def _usable_id(rid: object) -> bool:
+    """Whether an answer can carry `rid` back: an integer, or a string that is text."""
+    if isinstance(rid, str):
+        try:
+            rid.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return True
+    return isinstance(rid, int) and not isinstance(rid, bool)
 
 
 def _invalid(line: str, err: ValidationError) -> Problem:
@@ -62,7 +87,9 @@ def _invalid(line: str, err: ValidationError) -> Problem:
     if isinstance(obj, dict) and "method" not in obj and ("result" in obj or "error" in obj):
         return "a malformed response (not answered)", None
     rid = obj.get("id") if isinstance(obj, dict) else None
-    rid = rid if isinstance(rid, int | str) and not isinstance(rid, bool) else None
+    if isinstance(obj, dict) and "method" in obj and "id" in obj and not _usable_id(rid):
+        return _bad_id(rid)
+    rid = rid if _usable_id(rid) else None
     unreadable = [e["msg"] for e in errors if e["type"] == "json_invalid"]
     if obj is _NOT_JSON or unreadable:
         # Python may read what the SDK's parser does not (a lone surrogate, deep nesting):
@@ -95,6 +122,7 @@ def _loads(line: str) -> Any:
 
 def _short(value: Any, limit: int = 60) -> str:
     text = json.dumps(value, ensure_ascii=False) if value is not _NOT_JSON else "?"
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")  # lone surrogates too
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -190,10 +218,54 @@ def claimed_stdin() -> Iterator[BinaryIO]:
                 pass
 
 
+class SendableWrites:
+    """The transport's write stream, passing on only messages its writer can encode."""
+
+    def __init__(self, inner: WriteStream[SessionMessage]) -> None:
+        self._inner = inner
+
+    async def send(self, item: SessionMessage) -> None:
+        await self._inner.send(sendable(item))
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> SendableWrites:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def sendable(item: SessionMessage) -> SessionMessage:
+    """`item`, or, when the writer could not encode it (a string that is not text: a lone
+    surrogate), a copy with such strings escaped."""
+    try:
+        item.message.model_dump_json(by_alias=True, exclude_unset=True)
+        return item
+    except ValueError as e:  # PydanticSerializationError
+        log.warning("memo-mcp: a message held text that is not UTF-8 (%s); sent escaped", e)
+    data = _escaped(item.message.model_dump(by_alias=True, exclude_unset=True))
+    fixed = jsonrpc_message_adapter.validate_python(data, by_name=False)
+    return SessionMessage(fixed, metadata=item.metadata)
+
+
+def _escaped(value: Any) -> Any:
+    """`value` with lone surrogates in its strings (keys too) written as `\\udcXX`."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_escaped(k): _escaped(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_escaped(v) for v in value]
+    return value
+
+
 async def serve_stdio(server: Server[Any]) -> None:
-    """`server` on stdin/stdout through the SDK's transport, stdin guarded."""
+    """`server` on stdin/stdout through the SDK's transport, stdin and stdout guarded."""
     with claimed_stdin() as raw:
         stdin = GuardedStdin(anyio.wrap_file(_Text(raw, encoding="utf-8", errors="replace")))
         async with stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type]
-            stdin.reply = write_stream.send
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            out = SendableWrites(write_stream)
+            stdin.reply = out.send
+            await server.run(read_stream, out, server.create_initialization_options())

@@ -92,14 +92,39 @@ def server_env(
     return env
 
 
+# memo-mcp with every path call below $MEMO_TEST_STUCK hanging for good, as on a dead
+# network drive (no FUSE needed): what the kernel does to a process whose NFS server is gone.
+STUCK_MEMO_MCP = """
+import os, threading
+stuck, never = os.fsencode(os.environ["MEMO_TEST_STUCK"]), threading.Event()
+
+def hanging(call):
+    def maybe(path, *args, **kwargs):
+        if isinstance(path, (str, bytes, os.PathLike)) and os.fsencode(path).startswith(stuck):
+            never.wait()
+        return call(path, *args, **kwargs)
+    return maybe
+
+for name in ("stat", "lstat", "open", "scandir", "listdir"):
+    setattr(os, name, hanging(getattr(os, name)))
+from memo_mcp.server import main
+main()
+"""
+
+
 class WireServer:
-    """The real `memo-mcp` over stdio, spoken to in raw JSON lines."""
+    """The real `memo-mcp` over stdio, spoken to in raw JSON lines (`command`: another
+    way to start it, e.g. `[sys.executable, "-c", STUCK_MEMO_MCP]`)."""
 
     def __init__(
-        self, env: dict[str, str], cwd: Path | None = None, args: list[str] | None = None
+        self,
+        env: dict[str, str],
+        cwd: Path | None = None,
+        args: list[str] | None = None,
+        command: list[str] | None = None,
     ) -> None:
         self.proc = subprocess.Popen(
-            [str(MEMO_MCP), *(args or [])],
+            [*(command or [str(MEMO_MCP)]), *(args or [])],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -30,7 +30,7 @@ from test_mcp_http import (
     sse_messages,
 )
 
-from memo_mcp.http_routing import MAX_SESSIONS, PROVEN_AFTER, SessionBook
+from memo_mcp.http_routing import MAX_SESSIONS, SessionBook
 
 
 def post(
@@ -246,22 +246,23 @@ def test_an_idle_session_ends(tmp_path: Path) -> None:
         assert http.stop() == 0, http.stderr()
 
 
-def test_the_session_book_closes_unused_sessions_first() -> None:
+def test_the_session_book_closes_unproven_sessions_first() -> None:
     book = SessionBook(limit=3, idle_s=60)
     assert book.opened("a") == [] and book.opened("b") == []
-    for _ in range(PROVEN_AFTER - 1):
-        book.used("a")  # a is in use now
+    book.used("a", request=True)  # a request after initialize: a is proven
+    book.used("b", request=False)  # a notification proves nothing
     assert book.opened("c") == [] and book.opened("d") == ["b"]
     assert book.opened("e") == ["c"]  # never a: it is in use
     assert book.opened("f") == ["d"]
     book.closed("e")
     assert book.opened("g") == [] and len(book) == 3
-    # Only sessions in use left: the least recently used one goes.
-    only_used = SessionBook(limit=1, idle_s=60)
-    only_used.opened("x")
-    for _ in range(PROVEN_AFTER - 1):
-        only_used.used("x")
-    assert only_used.opened("y") == ["x"]
+    # Only proven sessions open: no room for a newcomer, and when there may be some.
+    only_proven = SessionBook(limit=1, idle_s=60)
+    assert only_proven.wait_s() is None
+    only_proven.opened("x")
+    assert only_proven.wait_s() is None  # x has not proven itself: it would make room
+    only_proven.used("x", request=True)
+    assert 59 < (only_proven.wait_s() or 0) <= 60
 
 
 def test_the_session_book_forgets_sessions_past_their_idle_time() -> None:

@@ -56,7 +56,8 @@ def free_port() -> int:
 
 
 class HttpServer:
-    """`memo-mcp --http` as a subprocess; stderr goes to a file (read it on failure)."""
+    """`memo-mcp --http` as a subprocess; stderr goes to a file (read it on failure).
+    `command`: another way to start memo-mcp (e.g. with a lower limit on open files)."""
 
     def __init__(
         self,
@@ -66,6 +67,7 @@ class HttpServer:
         token: str | None = None,
         args: tuple[str, ...] = (),
         env: dict[str, str] | None = None,
+        command: tuple[str, ...] = (str(MEMO_MCP),),
     ) -> None:
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
@@ -78,7 +80,7 @@ class HttpServer:
         port_args = ("--port", str(port)) if port else ()
         with open(self.stderr_path, "wb") as err:
             self.proc = subprocess.Popen(
-                [str(MEMO_MCP), "--http", *port_args, *args],
+                [*command, "--http", *port_args, *args],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=err,
