@@ -93,13 +93,11 @@ class MemoServer(MCPServer):
     """MCPServer with the texts SPEC.md asks for on unknown tools and bad arguments.
 
     `roots`: the only folders its tools may touch (see `memo_core.confine`); `engines`:
-    the one Engine all tools, resources and completions use, made on first use; `places`:
-    where every call that touches a folder runs (see places.py).
+    the one Engine all tools, resources and completions use, made on first use.
     """
 
     roots: list[Path]
     engines: LazyEngine
-    places: Places
 
     async def run_stdio_async(self) -> None:
         # The SDK's stdio transport, with lines it would drop in silence answered (-32700/-32600).
@@ -236,7 +234,8 @@ def build_server(roots: list[Path] | None = None, engine: Engine | None = None) 
     )
     server.roots = roots
     server.engines = engines
-    server.places = places = Places(WORKERS, FOLDER_WORKERS)
+    # Where every call that touches a folder runs (tools, resources, completions, prompts).
+    places = Places(WORKERS, FOLDER_WORKERS)
 
     async def run(path: str, fn: Callable[[Path], T]) -> T:
         """`fn(real path)` in the folder's places once `path` is confined to the roots;
