@@ -169,12 +169,14 @@ def wait_within(
         # A refresh that began before the call may have walked before a change made just
         # before it: if it is making vectors for long, it takes in the newer words first,
         # and the answer comes once they are in.
-        # (Waited for up to the budget from the call, however long it has been running.)
+        # It is waited for whole until the deadline, as any; past that, until those words
+        # are in, up to the budget from the call, however long it has been running.
         since = called if job.started < called else None
         if since is not None:
             job.gate.ask(since)
-        until = max(deadline, called + budget) if since is not None else deadline
-        if not job.wait(until, progress, since) or not job.done.is_set():
+        if not job.wait(deadline, progress) and since is not None:
+            job.wait(called + budget, progress, since)
+        if not job.done.is_set():
             return RefreshStats(notices=[job.activity()])
         stats = job.result()
         fresh = job.started >= called or stats.stopped
