@@ -76,7 +76,8 @@ PROGRESS_INTERVAL_S = 0.25
 # How long a stopping server waits for its indexes to close: a refresh stuck in a dead
 # drive holds its index, and must not keep the server from stopping.
 CLOSE_WAIT_S = 0.5
-MAX_FINGERPRINT_CHARS = 10_000  # 24 hex digits per collection, joined by "."
+# Per collection: 24 hex digits, and its folder below the path (base64url), joined by ".".
+MAX_FINGERPRINT_CHARS = 256_000
 
 PathArg = Annotated[
     str,
