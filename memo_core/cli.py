@@ -9,6 +9,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
+from . import settings
 from ._version import __version__
 from .engine import Engine
 from .errors import MemoError
@@ -126,7 +127,7 @@ def _model_info(_engine: Engine, a: argparse.Namespace) -> None:
     source = chosen_source()
     state = (
         "from MEMO_MODEL_DIR"
-        if os.environ.get("MEMO_MODEL_DIR")
+        if settings.model_dir() is not None
         else (
             "installed"
             if is_installed(d, source)

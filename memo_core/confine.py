@@ -6,6 +6,7 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from . import settings
 from .discovery import check_dir, missing, resolve_path
 from .errors import FolderChangedError, OutsideRootsError, PathNotFoundError
 from .walker import is_within
@@ -13,7 +14,7 @@ from .walker import is_within
 
 def allowed_roots(extra: Iterable[str] = (), env: str | None = None) -> list[Path]:
     """`--root` folders plus `MEMO_ROOTS` (os.pathsep-separated); the home folder if none."""
-    env = env if env is not None else os.environ.get("MEMO_ROOTS", "")
+    env = env if env is not None else settings.roots()
     roots: dict[Path, None] = {}
     for raw in [*extra, *env.split(os.pathsep)]:
         if raw.strip():

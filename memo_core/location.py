@@ -16,7 +16,7 @@ from . import indexdir
 from .dbfiles import Mark, inspect
 from .errors import IndexLocationError
 from .fsafe import Folder
-from .model_install import cache_dir
+from .settings import cache_dir
 from .walker import INDEX_DIR, INDEX_FILE
 
 

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
+from memo_core import settings
 from memo_core.errors import ModelInstallError
 from memo_core.model_sources import (
     DEFAULT_SOURCE,
@@ -39,19 +40,8 @@ def _stderr(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def cache_dir() -> Path:
-    """MEMO_CACHE_DIR, else $XDG_CACHE_HOME/memo or ~/.cache/memo (Windows: LOCALAPPDATA)."""
-    if env := os.environ.get("MEMO_CACHE_DIR"):
-        return Path(env).expanduser()
-    if os.name == "nt":
-        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
-        return Path(base) / "memo" / "Cache"
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "memo"
-
-
 def model_dir_of(source: WheelSource) -> Path:
-    return cache_dir() / "models" / source.model_id
+    return settings.cache_dir() / "models" / source.model_id
 
 
 def default_model_dir() -> Path:
@@ -61,8 +51,7 @@ def default_model_dir() -> Path:
 
 def resolve_model_dir() -> Path:
     """The model directory to load: MEMO_MODEL_DIR when set, else the chosen model's."""
-    env = os.environ.get("MEMO_MODEL_DIR")
-    return Path(env).expanduser() if env else default_model_dir()
+    return settings.model_dir() or default_model_dir()
 
 
 def _source_record(source: WheelSource) -> dict[str, Any]:

@@ -7,9 +7,9 @@ source says about search (its floor, its weight policy) is measured per model
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
+from memo_core import settings
 from memo_core.errors import ModelInstallError
 
 
@@ -113,4 +113,4 @@ def calibration(source: WheelSource) -> dict[str, object]:
 
 def chosen_source() -> WheelSource:
     """The registry model memo uses: the one MEMO_MODEL names, else the default."""
-    return source_named(os.environ.get("MEMO_MODEL") or DEFAULT_SOURCE.name)
+    return source_named(settings.model_name() or DEFAULT_SOURCE.name)

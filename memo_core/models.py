@@ -8,13 +8,13 @@ worst), and a lock held meanwhile is the install's own, not the one every caller
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
+from . import settings
 from .embedder import Embedder
 from .errors import MemoError, ModelInstallError, ModelUnavailableError
 from .model_install import install_default_model, is_installed, model_dir_of
@@ -44,8 +44,8 @@ class ModelSource:
         model_dir: Path | None = None,
         installer: Installer | None = None,
     ) -> None:
-        env = os.environ.get("MEMO_MODEL_DIR")
-        self.custom = model_dir is not None or bool(env)
+        env = settings.model_dir()
+        self.custom = model_dir is not None or env is not None
         # MEMO_MODEL names the registry model; a name memo does not know is said on use.
         self._bad_name: ModelUnavailableError | None = None
         try:
@@ -53,7 +53,7 @@ class ModelSource:
         except ModelInstallError as e:
             self._bad_name = ModelUnavailableError(str(e))
             self.source = DEFAULT_SOURCE
-        self.model_dir = model_dir or (Path(env).expanduser() if env else model_dir_of(self.source))
+        self.model_dir = model_dir or env or model_dir_of(self.source)
         self.enabled = enabled
         self.auto_install = auto_install
         self._installer = installer or install_default_model

