@@ -83,7 +83,6 @@ def model_config(source: WheelSource = DEFAULT_SOURCE) -> dict[str, Any]:
         "query_prefix": "",
         "passage_prefix": "",
         "batch_size": 16,
-        "max_chars": 2000,
         **calibration(source),
         "source": _source_record(source),
     }

@@ -39,7 +39,9 @@ CONFIG_KEYS = {
     "query_prefix",
     "passage_prefix",
     "batch_size",
-    "max_chars",
+    "min_similarity",
+    "min_margin",
+    "fusion",
     "source",
 }
 
