@@ -44,6 +44,33 @@ def shown(total: int) -> str:
     return f"{total % (1 << 96):024x}"
 
 
+def start_history(db: apsw.Connection) -> None:
+    """The first version of an index's history: the content it holds now, summed over all
+    its files (the migration that added the history; every change after that updates the
+    sum in O(1))."""
+    total = content_sum(db)
+    _store_sum(db, total)
+    _add_version(db, total)
+
+
+def content_sum(db: apsw.Connection) -> int:
+    """The fingerprint sum of what `db` indexes, counted over all its files."""
+    rows = db.execute(f"SELECT path, {CONTENT} FROM files")
+    return sum(item(path, digest) for path, digest in rows) % _MOD
+
+
+def _store_sum(db: apsw.Connection, total: int) -> None:
+    db.execute(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES ('fingerprint_sum', ?)",
+        (f"{total:032x}",),
+    )
+
+
+def _add_version(db: apsw.Connection, total: int) -> None:
+    """A version that changed no note: the content's fingerprint, now `total`, was recounted."""
+    db.execute("INSERT INTO history(fingerprint, at) VALUES (?, ?)", (shown(total), time.time()))
+
+
 @dataclass(frozen=True)
 class Delta:
     """Relative paths added, changed and removed between two versions of the content."""
@@ -116,7 +143,13 @@ class ChangeLog:
             marks = ", ".join("?" * (columns.count(",") + 1))
             rows = live.db.execute(f"SELECT {columns} FROM {table} ORDER BY rowid")
             self.db.executemany(f"INSERT INTO {table}({columns}) VALUES ({marks})", rows)
-        self._set_sum(live._sum())
+        # Counted again, not copied: an index migrated by a memo that counted FIFOs in its
+        # sum gets the right one here, as a version of its own (so both the fingerprint it
+        # gave out and the right one get exact deltas).
+        total = content_sum(live.db)
+        self._set_sum(total)
+        if total != live._sum():
+            _add_version(self.db, total)
         for path in sorted(then.keys() | now.keys()):
             self._log_change(path, then.get(path), now.get(path))
 
@@ -125,10 +158,7 @@ class ChangeLog:
         return int(row[0], 16) if row else 0
 
     def _set_sum(self, total: int) -> None:
-        self.db.execute(
-            "INSERT OR REPLACE INTO meta(key, value) VALUES ('fingerprint_sum', ?)",
-            (f"{total:032x}",),
-        )
+        _store_sum(self.db, total)
 
     # -- reading ----------------------------------------------------------------------------
 

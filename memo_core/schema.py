@@ -1,17 +1,18 @@
 """The index's schema, as numbered migrations applied on open (by `indexfile`).
 
-Schema 2 (this memo): chunk ids come from AUTOINCREMENT, so an id is never given to another
-chunk while the database lives (a reader's vector cache keys on ids); skip notes are codes.
+Schema 2: chunk ids come from AUTOINCREMENT, so an id is never given to another chunk while
+the database lives (a reader's vector cache keys on ids); skip notes are codes. Schema 3
+(this memo): the history of the content, started by `changelog.start_history`, so that its
+fingerprint follows the one rule there.
 """
 
 from __future__ import annotations
 
 import os
-import time
 
 import apsw
 
-from .changelog import item, shown
+from .changelog import start_history
 
 SCHEMA_VERSION = 3
 APP_ID = "memo"  # stored in meta: how memo recognises its own index
@@ -110,11 +111,7 @@ def _v2_to_v3(db: apsw.Connection) -> None:
         CREATE INDEX file_log_version ON file_log(version);
         """
     )
-    total = sum(item(p, h) for p, h in db.execute("SELECT path, hash FROM files")) % (1 << 128)
-    db.execute(
-        "INSERT OR REPLACE INTO meta(key, value) VALUES ('fingerprint_sum', ?)", (f"{total:032x}",)
-    )
-    db.execute("INSERT INTO history(fingerprint, at) VALUES (?, ?)", (shown(total), time.time()))
+    start_history(db)
 
 
 def new_generation() -> str:

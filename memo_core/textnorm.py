@@ -8,6 +8,7 @@ sides always agree.
 from __future__ import annotations
 
 import re
+import threading
 from functools import lru_cache
 
 import Stemmer
@@ -29,8 +30,17 @@ _LATIN = re.compile(r"[a-z]")
 # Words longer than this are hashes, base64 or noise; stemming them only costs time.
 _MAX_WORD = 40
 
-_ru = Stemmer.Stemmer("russian")
-_en = Stemmer.Stemmer("english")
+
+class _Stemmers(threading.local):
+    """This thread's stemmers: PyStemmer forbids concurrent calls on one instance, and
+    indexing, searching and refreshes stem on threads of their own (made on first use)."""
+
+    def __init__(self) -> None:
+        self.ru = Stemmer.Stemmer("russian")
+        self.en = Stemmer.Stemmer("english")
+
+
+_stemmers = _Stemmers()
 
 # Dropped from queries only (never from the index): natural-language questions would
 # otherwise match nearly every chunk through "the", "how", "как", "в" and be slow to rank.
@@ -50,9 +60,9 @@ def _stem(word: str) -> str:
     if len(word) > _MAX_WORD:
         return word
     if _CYRILLIC.search(word):
-        return _ru.stemWord(word)
+        return _stemmers.ru.stemWord(word)
     if _LATIN.search(word):
-        return _en.stemWord(word)
+        return _stemmers.en.stemWord(word)
     return word
 
 

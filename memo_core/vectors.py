@@ -5,6 +5,9 @@ transaction). Searching them there is a brute-force scan through SQLite pages, m
 4-7x slower than one numpy matrix product over the same vectors (BENCHMARKS.md), so the
 reader keeps a copy in memory and follows the file's changes: `PRAGMA data_version` says
 whether anyone committed since the last look; then only added and removed rows move.
+`data_version` is a count of one connection's own, and a new connection starts it afresh,
+so it is only compared with what the same connection said: after a reconnect (idle
+collections released, a replaced index reopened) the ids are compared, always.
 
 That is exact because a chunk id never changes its vector while the store's vector key
 (generation, model, dimension) stays: ids come from AUTOINCREMENT (never reused), and a
@@ -13,6 +16,8 @@ rebuild or a model change sets a new key, which reloads everything.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from .store import Store
@@ -20,6 +25,9 @@ from .store import Store
 
 class VectorCache:
     def __init__(self) -> None:
+        # The store (connection) whose data_version `_version` is; weak, so that a closed
+        # reader is not kept, and a new one never passes for it.
+        self._store: weakref.ref[Store] | None = None
         self._version: int | None = None
         self._key: tuple[str | None, str | None, int] | None = None
         self.ids = np.empty(0, np.int64)
@@ -33,7 +41,8 @@ class VectorCache:
     def sync(self, store: Store) -> None:
         """Bring the copy up to date with `store` (cheap when nothing was committed)."""
         version = store.data_version()
-        if version == self._version:
+        same = self._store is not None and self._store() is store
+        if same and version == self._version:
             return
         key = store.vector_key()
         dim = key[2]
@@ -47,7 +56,7 @@ class VectorCache:
                 _, new = store.vectors(added, dim)
                 self.ids = np.concatenate([self.ids[keep], added])
                 self.matrix = np.vstack([self.matrix[keep], new])
-        self._version, self._key = version, key
+        self._store, self._version, self._key = weakref.ref(store), version, key
 
     def nearest(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
         """Chunk ids and cosine similarities (vectors are unit length), best first."""

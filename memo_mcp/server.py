@@ -18,6 +18,7 @@ import argparse
 import logging
 import os
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -148,11 +149,14 @@ _USAGE = {
 
 
 class ProgressBridge:
-    """An engine ProgressFn (called on a worker thread) that sends MCP progress.
+    """An engine ProgressFn (called on worker threads) that sends MCP progress.
 
     MCP wants `progress` to grow with every notification; the engine reports stages (index,
-    then embed, per collection) that each count from zero. So `progress` is the work done
-    in all stages so far, and `total` is that plus what the current stage still has to do.
+    then embed, per collection; a search refreshes its collections side by side) that each
+    count from zero. So each stage keeps its own count, and `progress` is their sum, `total`
+    the sum of their totals, both taken under a lock: the stages report from their own
+    threads at once. A stage is one Progress object, which the indexer makes for each pass
+    (one collection's words, or its vectors) and updates in place as the pass goes on.
     """
 
     def __init__(self, ctx: Context, what: str) -> None:
@@ -161,9 +165,10 @@ class ProgressBridge:
         # Made on the event loop; called from any thread (a tool's worker, or the engine's
         # background refresh), which reaches the loop through this token.
         self._token = anyio.lowlevel.current_token()
-        self._stage: tuple[object, ...] | None = None
-        self._base = 0  # work done in finished stages
-        self._last_done = 0
+        self._lock = threading.Lock()
+        # Per stage, by the id of its Progress (kept here, so that no id is reused): the
+        # stage, its work done so far and its total.
+        self._stages: dict[int, tuple[Progress, int, int]] = {}
         self._last_sent = 0.0
         self._sent = -1.0
 
@@ -172,31 +177,29 @@ class ProgressBridge:
             done, total, unit = p.chunks_done, p.chunks_total or 0, "chunks embedded"
         else:
             done, total, unit = p.files_done, p.files_total, "files indexed"
-        stage = (p.phase, p.started, p.files_total, p.chunks_total)
-        if stage != self._stage or done < self._last_done:
-            if self._stage is not None:
-                self._base += self._last_done
-            self._stage = stage
-        self._last_done = done
-        now = time.monotonic()
-        final = done >= total
-        if not final and now - self._last_sent < PROGRESS_INTERVAL_S:
-            return
-        progress = float(self._base + done)
-        if progress <= self._sent:
-            return
-        self._last_sent, self._sent = now, progress
-        message = f"{self.what}: {done}/{total} {unit}"
-        try:
-            anyio.from_thread.run(
-                self.ctx.report_progress,
-                progress,
-                float(self._base + total),
-                message,
-                token=self._token,
-            )
-        except Exception as e:  # a lost notification must never stop the index
-            log.debug("progress notification failed: %r", e)
+        # Held while sending too: notifications from two threads must not overtake each other.
+        with self._lock:
+            before = self._stages.get(id(p))
+            done = max(done, before[1]) if before else done  # a stage reported again late
+            self._stages[id(p)] = (p, done, total)
+            now = time.monotonic()
+            if done < total and now - self._last_sent < PROGRESS_INTERVAL_S:
+                return
+            progress = float(sum(d for _, d, _ in self._stages.values()))
+            if progress <= self._sent:
+                return
+            self._last_sent, self._sent = now, progress
+            overall = float(sum(t for _, _, t in self._stages.values()))
+            try:
+                anyio.from_thread.run(
+                    self.ctx.report_progress,
+                    progress,
+                    overall,
+                    f"{self.what}: {done}/{total} {unit}",
+                    token=self._token,
+                )
+            except Exception as e:  # a lost notification must never stop the index
+                log.debug("progress notification failed: %r", e)
 
 
 def _error_text(e: MemoError, path: str) -> str:
