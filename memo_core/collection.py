@@ -22,7 +22,13 @@ import numpy as np
 from .changelog import EMPTY_FINGERPRINT
 from .dbfiles import LOCK_FILE
 from .embedder import Embedder
-from .errors import FolderChangedError, IndexBusyError, IndexLocationError, IndexStoreError
+from .errors import (
+    FolderChangedError,
+    IndexBusyError,
+    IndexLocationError,
+    IndexStoreError,
+    MemoError,
+)
 from .feed import Freshness, Inotify
 from .filelock import FileLock
 from .fsafe import Folder, open_collection, out_of_files, too_many_files
@@ -37,6 +43,10 @@ from .tuning import Tuning
 from .values import MAX_HIT_CHARS, ModeName, Notice, NoticeKind
 from .vectors import VectorCache
 from .wordscore import word_candidates
+
+# How long closing waits for a refresh to stop after its batch under way: a batch stuck in
+# the model or the kernel must not hang a process's exit (it closes the index when it ends).
+CLOSE_WAIT_S = 5.0
 
 
 class Collection:
@@ -56,21 +66,58 @@ class Collection:
         self._job: RefreshJob | None = None  # the background refresh, if one was started
         self._job_lock = threading.Lock()
         self._stop = threading.Event()  # set: refreshes end after the batch under way
+        # A close that found a refresher at work: the refresher closes when it lets go of
+        # the refresh lock (both decided under `_close_lock`, so neither misses the other).
+        self._close_lock = threading.Lock()
+        self._closing = False
+        self.refresh_error: str | None = None  # the last background refresh's failure
 
-    def close(self) -> None:
-        """Stop a background refresh (after its current batch) and close the index."""
+    def stop(self) -> None:
+        """Ask a refresh under way to end after its current batch (`close` does too)."""
         self._stop.set()
-        with self._job_lock:
-            job = self._job
-        if job is not None:
-            job.thread.join()
-        with self._refresh_lock, self._read_lock:
+
+    def close(self, timeout: float = CLOSE_WAIT_S) -> bool:
+        """Stop a background refresh (after its current batch) and close the index, waiting
+        at most `timeout` seconds for the refresh (0: not at all, as on a search's path);
+        whether it is closed now. Else the refresher still at work (on a daemon thread, or
+        a caller's) closes the index itself when it ends."""
+        deadline = time.monotonic() + timeout
+        self._stop.set()
+        job = self._job
+        if job is not None and timeout > 0:
+            job.thread.join(timeout)
+        held = self._refresh_lock.acquire(timeout=max(0.0, deadline - time.monotonic()))
+        if not held:
+            with self._close_lock:
+                held = self._refresh_lock.acquire(blocking=False)
+                self._closing = not held
+            if not held:
+                return False
+        try:
+            self._close_held()
+        finally:
+            self._refresh_lock.release()
+        return True
+
+    def _close_held(self) -> None:
+        """Close the connections and watches (under the refresh lock)."""
+        with self._read_lock:
             for store in (self._reader, self._writer):
                 if store is not None:
                     store.close()
             self._reader = self._writer = None
             self._freshness.close()
+        self._closing = False
         self._stop.clear()
+
+    def _let_go(self) -> None:
+        """Release the refresh lock, closing first if a `close` was handed over meanwhile."""
+        with self._close_lock:
+            try:
+                if self._closing:
+                    self._close_held()
+            finally:
+                self._refresh_lock.release()
 
     # -- where the index lives ------------------------------------------------------------
 
@@ -193,6 +240,7 @@ class Collection:
             unreadable_folders=unreadable,
             ignored=ignored,
             indexing=self.activity(),
+            refresh_error=self.refresh_error,
         )
 
     def absolute(self, rel: str) -> str:
@@ -243,7 +291,7 @@ class Collection:
                 finally:
                     lock.release()
             finally:
-                self._refresh_lock.release()
+                self._let_go()
 
     def refresh(
         self,
@@ -275,6 +323,7 @@ class Collection:
                         stats.notices.append(Notice(NoticeKind.REBUILT, str(self.root), changed))
             if not stats.stopped:
                 self.refreshed_at = time.time()
+                self.refresh_error = None
             return stats
 
     def start_refresh(self, embedder: Embedder | None, progress: ProgressFn | None) -> RefreshJob:
@@ -288,10 +337,24 @@ class Collection:
                 gate = WordsGate(self._freshness.changes)
 
                 def run(report: ProgressFn) -> RefreshStats:
-                    return self.refresh(embedder, report, wait=False, gate=gate)
+                    try:
+                        return self.refresh(embedder, report, wait=False, gate=gate)
+                    except Exception as e:  # kept for status until a refresh succeeds
+                        self.refresh_error = _described(e)
+                        raise
 
                 job = self._job = RefreshJob(run, embedder, root, progress, gate)
             return job
+
+    def unreported_failure(self) -> Notice | None:
+        """Why the last background refresh failed, once, when no one was told (it failed
+        past every waiter's budget); None: nothing to tell."""
+        with self._job_lock:
+            job = self._job
+            if job is None or not job.done.is_set() or job.error is None or job.told:
+                return None
+            job.told = True
+        return Notice(NoticeKind.REFRESH_FAILED, str(self.root), detail=_described(job.error))
 
     def activity(self) -> Notice | None:
         """How far a refresh under way in this process got (None: none is)."""
@@ -305,6 +368,7 @@ class Collection:
             assert writer is not None  # waiting, the writer is always ours
             self._rebuild(writer, root, embedder, progress)
             self.refreshed_at = time.time()
+            self.refresh_error = None
             return writer.counts()[0]
 
     def _rebuild(
@@ -348,3 +412,11 @@ def _kept(store: Store | None, root: Folder) -> Store | None:
 
 def _capped(text: str) -> str:
     return text if len(text) <= MAX_HIT_CHARS else text[:MAX_HIT_CHARS] + "\n…"
+
+
+def _described(e: BaseException) -> str:
+    """An error as a user reads it: memo's own say what to do; others are named."""
+    text = str(e)
+    if isinstance(e, MemoError) and text:
+        return text
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__

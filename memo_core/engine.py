@@ -8,6 +8,7 @@ discovery which collections lie there now, and works on exactly those.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -18,12 +19,13 @@ from pathlib import Path
 
 from . import fusion, textnorm
 from .changes import changes_since
-from .collection import Collection
+from .collection import CLOSE_WAIT_S, Collection
 from .confine import check_inside, real_path
 from .discovery import discover, resolve_path
 from .embedder import Embedder
 from .errors import InvalidArgumentError, ModelUnavailableError
 from .feed import Inotify
+from .formatting import shown
 from .fusion import Candidates
 from .indexer import ProgressFn, RefreshStats
 from .jobs import wait_within
@@ -46,6 +48,8 @@ MAX_QUERY_CHARS = 4000
 MAX_OPEN = 64  # collections whose connections stay open between calls (a few fds each)
 IDLE_S = 600.0  # a collection unused this long releases its connections and watches
 UserPath = str | os.PathLike[str]
+
+log = logging.getLogger("memo")
 
 
 class Engine:
@@ -85,14 +89,26 @@ class Engine:
         self._used: dict[Path, float] = {}  # when each was last used (monotonic)
         self._released: set[Path] = set()
 
-    def close(self) -> None:
+    def close(self, timeout: float = CLOSE_WAIT_S) -> None:
+        """Stop the background refreshes and close every collection, waiting at most
+        `timeout` seconds in all: a refresh stuck in a batch (in the model, in the kernel)
+        is left on its daemon thread, which closes its index when it ends."""
         with self._lock:
             collections = list(self._collections.values())
             self._collections.clear()
             self._used.clear()
             self._released.clear()
+        for c in collections:  # all stop together, then share one bounded wait
+            c.stop()
+        deadline = time.monotonic() + timeout
         for c in collections:
-            c.close()
+            if not c.close(max(0.0, deadline - time.monotonic())):
+                log.warning(
+                    "memo: the refresh of %s did not stop within %.1f s; "
+                    "it closes the index when it ends",
+                    shown(str(c.root)),
+                    timeout,
+                )
         if self._inotify is not None:
             self._inotify.close()
 
@@ -125,12 +141,13 @@ class Engine:
             missing = [r for r in self._collections if r not in roots and is_within(r, base)]
             spare = self._spare(roots, now)
         self._release(spare)
-        # Folders deleted since: forget them (they are not searched anyway).
+        # Folders deleted since: forget them (they are not searched anyway). A refresh of
+        # one may be stuck in a batch: it closes when it ends, and this call does not wait.
         for root in [r for r in missing if not r.is_dir()]:
             with self._lock:
                 gone = self._collections.pop(root, None)
             if gone is not None:
-                gone.close()
+                gone.close(timeout=0)
         return found
 
     def _spare(self, using: list[Path], now: float) -> list[Collection]:
@@ -150,7 +167,7 @@ class Engine:
     def _release(self, spare: list[Collection]) -> None:
         for c in spare:  # their connections and watches; opened again when next used
             if c.activity() is None:  # a refresh under way keeps its own
-                c.close()
+                c.close(timeout=0)  # a call never waits for another's refresh
 
     def open_collections(self) -> list[Path]:
         """The folders this engine holds a collection for (opened or not), sorted."""
@@ -226,12 +243,18 @@ class Engine:
                 n for c in collections for n in c.refresh(embedder, progress, wait=False).notices
             ]
         called = time.monotonic()
+        # A background refresh that failed with no one waiting is said in this answer, once,
+        # unless this call's refresh (a new try) has succeeded by then.
+        failed = {c: c.unreported_failure() for c in collections}
         for c in collections:
             c.start_refresh(embedder, progress)
         notices: list[Notice] = []
         for c in collections:
             start = partial(c.start_refresh, embedder, progress)
             stats = wait_within(start, progress, budget, called, model=embedder is not None)
+            told = failed[c]
+            if told is not None and c.refresh_error is not None:
+                notices.append(told)
             notices += stats.notices
         return _one_activity_line(notices)
 

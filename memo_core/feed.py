@@ -59,6 +59,12 @@ class ChangeFeed:
     def start(self) -> bool:
         """Watch the whole tree; whether the feed works here (else: walk every time)."""
         if not supported(self.root):
+            # Expected off Linux and on network shares: said, but not as a problem.
+            log.info(
+                "memo: no change reports for %s (no inotify, or not a local file system): "
+                "it is walked at every search",
+                shown(self.root),
+            )
             return False
         try:
             self._watch_tree("")
@@ -85,10 +91,18 @@ class ChangeFeed:
         except Unavailable:
             lost = True
         if lost:  # resync the watches, then one full walk
+            log.info(
+                "memo: change reports for %s lost track (queue overflow, a folder moved or "
+                "a watch failed): walking it whole",
+                shown(self.root),
+            )
             self._inotify.forget(self)
             try:
                 self._watch_tree("")
-            except Unavailable:
+            except Unavailable as e:
+                log.info(
+                    "memo: watching %s again failed (%s): walking it next time", shown(self.root), e
+                )
                 self.lost = True  # still: walk next time too
             return None
         return found
@@ -192,6 +206,11 @@ class Freshness:
 
     def give_up(self) -> None:
         """Walk from now on (e.g. symlinks were followed: a change shows under one name)."""
+        log.info(
+            "memo: changes in %s show under names the OS does not report: it is walked at "
+            "every search",
+            shown(str(self.root)),
+        )
         self.notify = False
         self.close()
 

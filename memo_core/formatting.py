@@ -39,6 +39,8 @@ _NOTICE_TEXTS = {
     NoticeKind.OTHER_MODEL: "{where}векторы индекса от другой модели; там ответ по словам",
     NoticeKind.UNREADABLE_FOLDER: "{where}папку {detail} не прочитать; её заметки оставлены "
     "в индексе как были",
+    NoticeKind.REFRESH_FAILED: "{where}обновление индекса не удалось ({detail}); ответ по "
+    "последнему снимку",
 }
 
 
@@ -138,6 +140,8 @@ def format_status(statuses: Sequence[CollectionStatus]) -> str:
             what = "индексация" if n.kind is NoticeKind.INDEXING else "расчёт векторов"
             unit = "файлов" if n.kind is NoticeKind.INDEXING else "фрагментов"
             line += f", идёт {what}: {n.done} из {n.total} {unit}"
+        if s.refresh_error is not None:
+            line += f", обновление не удалось ({shown(s.refresh_error)})"
         line += f", отпечаток {s.fingerprint}, проверено {iso_time(s.refreshed_at)}"
         if s.location_note:
             line += f" ({shown(s.location_note)})"

@@ -3,16 +3,20 @@ then answer from what is committed while the indexing goes on (in a long-lived p
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
 
 from .embedder import Embedder
+from .formatting import shown
 from .indexer import Progress, ProgressFn, RefreshStats
 from .values import Notice, NoticeKind
 from .walker import Changes
 
 POLL_S = 0.05  # how often a waiter looks whether the words it waits for are in
+
+log = logging.getLogger("memo")
 
 
 class WordsGate:
@@ -77,6 +81,9 @@ class RefreshJob:
         self.done = threading.Event()
         self.stats: RefreshStats | None = None
         self.error: BaseException | None = None
+        # Whether `error` was told to someone: raised to a waiter, or said in an answer
+        # (`Collection.unreported_failure`); a failure nobody waited for must not vanish.
+        self.told = False
         self.progress: Progress | None = None
         self._listeners: list[ProgressFn] = [listener] if listener is not None else []
         self._lock = threading.Lock()
@@ -90,6 +97,9 @@ class RefreshJob:
             self.stats = run(self._report)
         except BaseException as e:  # handed to whoever waits: see `result`
             self.error = e
+            # Said here once, whoever waits: a failure past every waiter's budget is
+            # otherwise seen only by the next answer (stderr: stdout may be a protocol).
+            log.error("memo: refreshing %s failed: %r", shown(self.collection), e, exc_info=e)
         finally:
             self.done.set()
 
@@ -129,6 +139,7 @@ class RefreshJob:
     def result(self) -> RefreshStats:
         """What the finished job did; its error, if it failed."""
         if self.error is not None:
+            self.told = True
             raise self.error
         assert self.stats is not None
         return self.stats

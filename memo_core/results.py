@@ -64,3 +64,4 @@ class CollectionStatus:
     unreadable_folders: list[str]  # folders the last refresh could not read ('/'-terminated)
     ignored: int  # entries (notes and folders) that .gitignore / .memoignore left out
     indexing: Notice | None = None  # a refresh under way in this process, and how far it got
+    refresh_error: str | None = None  # why this process's last background refresh failed

@@ -58,6 +58,7 @@ class NoticeKind(str, Enum):
     UNREADABLE_FOLDER = "unreadable_folder"  # detail: the folder; its notes were kept as they were
     INDEXING = "indexing"  # still indexing (done / total files): answered from what is in
     EMBEDDING = "embedding"  # words are in, vectors still coming (done / total chunks)
+    REFRESH_FAILED = "refresh_failed"  # detail: why a background refresh failed; said once
 
 
 @dataclass(frozen=True, slots=True)

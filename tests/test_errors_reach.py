@@ -1,0 +1,207 @@
+"""Errors never vanish, and closing never hangs: a background refresh that fails past every
+waiter's budget is logged and said once in the next answer and in status; a refresh stuck in
+a batch delays neither a search (a folder vanished) nor an engine's close beyond a bound."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import write_notes
+
+from memo_core import Embedder, Engine, ModelSource, NoticeKind, format_status, notice_text
+from memo_core.collection import CLOSE_WAIT_S
+
+
+class FailingEmbedder(Embedder):
+    """A real tiny model whose note batches fail after `pause` seconds while `failing` is
+    set (queries always work)."""
+
+    def __init__(self, inner: Embedder, pause: float) -> None:
+        self.inner, self.model_id, self.dim, self.pause = inner, inner.model_id, inner.dim, pause
+        self.failing = threading.Event()
+        self.failing.set()
+
+    def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        if not query:
+            time.sleep(self.pause)
+            if self.failing.is_set():
+                raise RuntimeError("the model crashed")
+        return self.inner.embed_batch(texts, query=query)
+
+
+class BlockedEmbedder(Embedder):
+    """A real tiny model whose note batches block until `gate` is set (queries do not)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner, self.model_id, self.dim = inner, inner.model_id, inner.dim
+        self.gate = threading.Event()
+
+    def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        if not query:
+            assert self.gate.wait(120)
+        return self.inner.embed_batch(texts, query=query)
+
+
+def twenty_notes(root: Path) -> Path:
+    return write_notes(root, {f"n{i}.md": f"# Note {i}\n\ncat {i}\n" for i in range(20)})
+
+
+def idle(e: Engine, notes: Path) -> None:
+    """Wait until no refresh runs in `notes` any more."""
+    deadline = time.monotonic() + 30
+    while e.status(notes)[0].indexing is not None:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
+def test_a_refresh_failing_past_the_budget_is_said_once_and_tried_again(
+    tmp_path: Path,
+    tiny_embedder: Embedder,
+    caplog: pytest.LogCaptureFixture,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    notes = twenty_notes(tmp_path / "notes")
+    model = FailingEmbedder(tiny_embedder, pause=1.0)
+    caplog.set_level(logging.ERROR, logger="memo")
+    with Engine(models=ModelSource(model), refresh_budget_s=0.1) as e:
+        e.refresh(notes, embed=False)  # the words first: the search waits for vectors only
+        first = e.search(notes, "cat 7", mode="hybrid")
+        [n] = first.notices  # words are in, the vectors fail after the budget
+        assert n.kind is NoticeKind.EMBEDDING and first[0].relpath == "n7.md"
+        idle(e, notes)
+
+        second = e.search(notes, "cat 8", mode="hybrid")  # said once; a new try is under way
+        told, n = second.notices
+        assert (told.kind, told.collection) == (NoticeKind.REFRESH_FAILED, str(notes))
+        assert notice_text(told) == (
+            f"{notes}: обновление индекса не удалось (RuntimeError: the model crashed); "
+            "ответ по последнему снимку"
+        )
+        assert n.kind is NoticeKind.EMBEDDING and second[0].relpath == "n8.md"
+        [st] = e.status(notes)  # said until a refresh succeeds
+        assert st.refresh_error == "RuntimeError: the model crashed"
+        assert ", обновление не удалось (RuntimeError: the model crashed)" in format_status([st])
+        third = e.search(notes, "cat 9", mode="hybrid")
+        assert [n.kind for n in third.notices] == [NoticeKind.EMBEDDING]
+        idle(e, notes)
+        failures = [
+            r for r in caplog.records if r.name == "memo" and "the model crashed" in r.getMessage()
+        ]
+        assert len(failures) == 2 and all(r.levelno == logging.ERROR for r in failures)
+
+        model.failing.clear()  # the model works again: the next try succeeds and clears it
+        again = e.search(notes, "cat 1", mode="hybrid")
+        assert [n.kind for n in again.notices] == [NoticeKind.REFRESH_FAILED, NoticeKind.EMBEDDING]
+        deadline = time.monotonic() + 30
+        while (later := e.search(notes, "cat 2", mode="hybrid")).notices:
+            assert time.monotonic() < deadline, later.notices
+            time.sleep(0.1)
+        assert "vec" in later[0].found_by and e.status(notes)[0].refresh_error is None
+    assert capsys.readouterr().out == ""  # logged to stderr only, never to stdout
+
+
+def test_a_failure_cured_by_the_next_try_is_not_said(tmp_path: Path, tiny_embedder) -> None:
+    notes = twenty_notes(tmp_path / "notes")
+    model = FailingEmbedder(tiny_embedder, pause=0.3)
+    with Engine(models=ModelSource(model), refresh_budget_s=0.1) as e:
+        e.refresh(notes, embed=False)
+        assert e.search(notes, "cat 7", mode="hybrid").notices[0].kind is NoticeKind.EMBEDDING
+        idle(e, notes)
+        assert e.status(notes)[0].refresh_error is not None
+        model.failing.clear()
+        e.refresh_budget_s = 30  # the next try ends within it
+        assert e.search(notes, "cat 7", mode="hybrid").notices == []
+        assert e.status(notes)[0].refresh_error is None
+
+
+def test_a_failure_a_waiter_saw_is_not_said_again(tmp_path: Path, tiny_embedder) -> None:
+    notes = twenty_notes(tmp_path / "notes")
+    model = FailingEmbedder(tiny_embedder, pause=0.0)
+    with Engine(models=ModelSource(model), refresh_budget_s=5) as e:
+        with pytest.raises(RuntimeError, match="the model crashed"):
+            e.search(notes, "cat 7", mode="hybrid")
+        model.failing.clear()
+        e.refresh_budget_s = 0  # the next try is not waited for: only a notice could say it
+        kinds = [n.kind for n in e.search(notes, "cat 7", mode="hybrid").notices]
+        assert kinds and NoticeKind.REFRESH_FAILED not in kinds  # how far the next try got
+
+
+def test_a_vanished_folder_does_not_wait_for_its_stuck_refresh(
+    tmp_path: Path, tiny_embedder: Embedder
+) -> None:
+    home = tmp_path / "home"
+    twenty_notes(home / "a")
+    twenty_notes(home / "b")
+    model = BlockedEmbedder(tiny_embedder)
+    e = Engine(models=ModelSource(model), refresh_budget_s=0.2)
+    try:
+        e.search(home, "cat 7", mode="hybrid")  # both refreshes now wait inside a batch
+        shutil.rmtree(home / "a")
+        answer: list[object] = []
+        searching = threading.Thread(
+            target=lambda: answer.append(e.search(home, "cat 8", mode="hybrid")), daemon=True
+        )
+        t0 = time.monotonic()
+        searching.start()
+        searching.join(10)
+        assert not searching.is_alive() and time.monotonic() - t0 < 3
+        assert e.open_collections() == [home / "b"]
+    finally:
+        model.gate.set()
+        e.close()
+
+
+def test_closing_returns_within_a_bound_when_a_refresh_is_stuck(
+    tmp_path: Path,
+    tiny_embedder: Embedder,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    home = tmp_path / "home"
+    twenty_notes(home / "a")
+    twenty_notes(home / "b")
+    model = BlockedEmbedder(tiny_embedder)
+    e = Engine(models=ModelSource(model), refresh_budget_s=0.2)
+    try:
+        e.search(home, "cat 7", mode="hybrid")
+        closing = threading.Thread(target=e.close, daemon=True)
+        t0 = time.monotonic()
+        closing.start()
+        closing.join(10)
+        # One bound for both, the default one.
+        assert not closing.is_alive() and time.monotonic() - t0 < CLOSE_WAIT_S + 2
+        stuck = [r for r in caplog.records if r.name == "memo" and "did not stop" in r.getMessage()]
+        assert len(stuck) == 2 and all(r.levelno == logging.WARNING for r in stuck)
+    finally:
+        model.gate.set()
+    # Once the batch ends, the stuck refresh stops and closes the index: it can be read.
+    deadline = time.monotonic() + 30
+    while any(t.name.startswith("memo refresh") for t in threading.enumerate()):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    with Engine(models=ModelSource(enabled=False)) as again:
+        assert [st.files for st in again.status(home)] == [20, 20]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="change reports: Linux inotify")
+def test_the_change_feed_says_when_it_falls_back_to_walking(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    notes = write_notes(tmp_path / "notes", {"a.md": "# A\n\ncat\n", "sub/b.md": "# B\n\ndog\n"})
+    caplog.set_level(logging.INFO, logger="memo")
+    with Engine(models=ModelSource(enabled=False), notify=True, refresh_budget_s=None) as e:
+        e.refresh(notes)  # the first walk starts the feed
+        (notes / "sub").rename(notes / "moved")  # its watches now name other paths
+        assert e.refresh(notes).walked
+        os.symlink(notes / "a.md", notes / "link.md")  # a change would show under one name
+        e.refresh(notes)
+    said = [r.getMessage() for r in caplog.records if r.name == "memo"]
+    assert any("lost track" in m and str(notes) in m for m in said), said
+    assert any("walked at every search" in m and str(notes) in m for m in said), said
