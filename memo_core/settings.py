@@ -10,6 +10,7 @@ MODEL_DIR = "MEMO_MODEL_DIR"  # a model directory to use instead of an installed
 MODEL = "MEMO_MODEL"  # which registry model memo uses (`memo model info` lists them)
 CACHE_DIR = "MEMO_CACHE_DIR"  # where models and indexes that cannot live in a folder go
 ROOTS = "MEMO_ROOTS"  # the folders memo-mcp may use (os.pathsep-separated)
+REFRESH_BUDGET = "MEMO_REFRESH_BUDGET"  # seconds a search waits for its refresh
 
 
 def model_dir() -> Path | None:
@@ -37,3 +38,12 @@ def cache_dir() -> Path:
 def roots() -> str:
     """MEMO_ROOTS as given ('' when not set)."""
     return os.environ.get(ROOTS, "")
+
+
+def refresh_budget(default: float) -> float:
+    """MEMO_REFRESH_BUDGET in seconds; `default` when it is not set or not a number ≥ 0."""
+    try:
+        value = float(os.environ.get(REFRESH_BUDGET, default))
+    except ValueError:
+        return default
+    return value if value >= 0 else default

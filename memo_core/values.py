@@ -6,10 +6,11 @@ a user reads are derived from these (the wording lives in `formatting`).
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from enum import Enum
 from typing import Literal, get_args
+
+from . import settings
 
 ModeName = Literal["hybrid", "lex", "vec"]
 MODES: tuple[ModeName, ...] = get_args(ModeName)
@@ -71,15 +72,10 @@ class Notice:
 
 
 # How long a search waits for its refresh before answering from what is committed (the
-# indexing goes on meanwhile); `MEMO_REFRESH_BUDGET` (seconds) changes it.
+# indexing goes on meanwhile); `MEMO_REFRESH_BUDGET` (seconds, `settings`) changes it.
 DEFAULT_REFRESH_BUDGET_S = 3.0
-BUDGET_ENV = "MEMO_REFRESH_BUDGET"
 
 
 def refresh_budget() -> float:
     """The configured refresh budget: MEMO_REFRESH_BUDGET, else the default."""
-    try:
-        value = float(os.environ.get(BUDGET_ENV, DEFAULT_REFRESH_BUDGET_S))
-    except ValueError:
-        return DEFAULT_REFRESH_BUDGET_S
-    return value if value >= 0 else DEFAULT_REFRESH_BUDGET_S
+    return settings.refresh_budget(DEFAULT_REFRESH_BUDGET_S)
