@@ -228,7 +228,10 @@ class Store(ChangeLog, WordSearch):
             "size = excluded.size, hash = excluded.hash, note = excluded.note",
             (key, mtime_ns, size, h, note.value if note else None),
         )
-        self._log_change(key, old, None if note is FileNote.SPECIAL else h)
+        # What the row holds now, by the one rule (`CONTENT`: a FIFO has no content).
+        self._log_change(
+            key, old, self._scalar(f"SELECT {CONTENT} FROM files WHERE path = ?", (key,))
+        )
         return int(self._scalar("SELECT id FROM files WHERE path = ?", (key,)))
 
     def delete_file(self, file_id: int) -> None:
