@@ -243,6 +243,11 @@ class Collection:
             refresh_error=self.refresh_error,
         )
 
+    @property
+    def reported(self) -> bool:
+        """Whether the OS reports this folder's changes now (see `feed.Freshness`)."""
+        return self._freshness.reported
+
     def absolute(self, rel: str) -> str:
         """A note's path as hits show it, from its path relative to the root."""
         return str(self.root.joinpath(*rel.split("/")))

@@ -169,6 +169,19 @@ class Engine:
             if c.activity() is None:  # a refresh under way keeps its own
                 c.close(timeout=0)  # a call never waits for another's refresh
 
+    def reported(self, path: UserPath) -> bool:
+        """Whether the OS reports the changes of every collection under `path` now (after
+        a refresh has started their feeds): `wait_for_change` then sees them all."""
+        return self._inotify is not None and all(c.reported for c in self.collections(path))
+
+    def wait_for_change(self, timeout: float) -> bool:
+        """Whether the OS reported a change in a collection with a feed, waiting at most
+        `timeout` seconds (the next refresh reads it)."""
+        if self._inotify is None:
+            time.sleep(timeout)
+            return False
+        return self._inotify.wait(timeout)
+
     def open_collections(self) -> list[Path]:
         """The folders this engine holds a collection for (opened or not), sorted."""
         with self._lock:

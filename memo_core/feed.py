@@ -183,6 +183,11 @@ class Freshness:
         self._feed: ChangeFeed | None = None
         self._walked = 0.0  # when the last walk of everything was asked (monotonic)
 
+    @property
+    def reported(self) -> bool:
+        """Whether the OS reports this collection's changes now (its feed is running)."""
+        return self.notify and self._feed is not None
+
     def changes(self) -> Changes | None:
         """What changed since the last call; None: walk everything."""
         if not self.notify or self._inotify is None:

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import ctypes
 import os
+import select
 import struct
 import sys
 import threading
+import time
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -75,6 +77,17 @@ class Inotify:
             self._fd = -1
             self._lose_all()
             self._owners.clear()
+
+    def wait(self, timeout: float) -> bool:
+        """Whether events are queued, waiting at most `timeout` seconds for one."""
+        fd = self._fd
+        if fd < 0:
+            time.sleep(timeout)
+            return False
+        try:
+            return bool(select.select([fd], [], [], timeout)[0])
+        except (OSError, ValueError):  # closed meanwhile
+            return False
 
     def collect(self, feed: ChangeFeed) -> tuple[Changes, list[str], bool]:
         """What the queue holds, handed to the feeds; then `feed`'s part, taken: what

@@ -17,6 +17,7 @@ from .walker import relevant_change
 DEBOUNCE_MS = 300
 WAKE_MS = 500
 POLL_MS = 1000  # how often a watcher out of inotify watches looks for changes itself
+FEED_WALK_S = 60.0  # how often a feed-driven watch refreshes with no event (see feed)
 
 
 def watch(
@@ -41,6 +42,9 @@ def watch(
             report(notice_text(n))
 
     report("watching " + ", ".join(shown(str(b)) for b in bases) + " (Ctrl-C stops)")
+    if all(engine.reported(b) for b in bases):  # the engine's own feed: one watcher
+        _follow_feed(engine, bases, report, stop or threading.Event(), debounce_ms, ready)
+        return
     polling = False
     while True:
         try:
@@ -67,6 +71,34 @@ def watch(
                 raise
             polling = True
             report(f"cannot be told of changes ({shown(str(e))}): looking every {POLL_MS} ms")
+
+
+def _follow_feed(
+    engine: Engine,
+    bases: list[Path],
+    report: Callable[[str], None],
+    stop: threading.Event,
+    debounce_ms: int,
+    ready: threading.Event | None,
+) -> None:
+    """Refresh when the OS reports a change through the engine's feed (Linux): no second
+    watcher on the same folders. A refresh looks only where the feed says; one runs every
+    FEED_WALK_S anyway, for what no event names (the feed then walks when it is due)."""
+    last = time.monotonic()
+    try:
+        while not stop.is_set():
+            if ready is not None:
+                ready.set()
+            changed = engine.wait_for_change(WAKE_MS / 1000)
+            if not changed and time.monotonic() - last < FEED_WALK_S:
+                continue
+            if changed:
+                stop.wait(debounce_ms / 1000)  # a burst of saves: one refresh after it
+            last = time.monotonic()
+            for base in bases:
+                _update(engine, base, report)
+    except KeyboardInterrupt:
+        return
 
 
 def _relevant(base: Path, change: watchfiles.Change, path: str) -> bool:

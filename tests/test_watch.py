@@ -155,3 +155,38 @@ def test_out_of_inotify_it_says_so_and_polls(
             w.close()
     assert not w.thread.is_alive()
     assert any("OS file watch limit reached" in line for line in w.seen)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify")
+def test_memo_watch_holds_one_inotify_watcher(notes: Path, tiny_model_dir: Path) -> None:
+    """`memo watch` follows the engine's own change feed: one inotify instance, not two."""
+    env = {**os.environ, "MEMO_MODEL_DIR": str(tiny_model_dir), "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memo_core.cli", "watch", str(notes), "--debounce", "50"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        lines = _lines(proc)
+        assert _next(lines).startswith(f"watching {notes}")
+        time.sleep(0.5)
+        fds = Path(f"/proc/{proc.pid}/fd")
+        links = []
+        for fd in fds.iterdir():
+            try:
+                links.append(os.readlink(fd))
+            except OSError:
+                continue
+        assert links.count("anon_inode:inotify") == 1, links
+        (notes / "weather.md").write_text("# Weather\n\nsnow\n", encoding="utf-8")
+        assert "новых 1" in _next(lines)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=10)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
