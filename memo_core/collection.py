@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import apsw
@@ -50,8 +50,18 @@ CLOSE_WAIT_S = 5.0
 
 
 class Collection:
-    def __init__(self, root: Path, tuning: Tuning, *, inotify: Inotify | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        tuning: Tuning,
+        *,
+        inotify: Inotify | None = None,
+        refreshing: threading.BoundedSemaphore | None = None,
+    ) -> None:
         self.root = root
+        # Background refreshes in this process at once (each holds a few descriptors and
+        # reads notes): shared by the engine's collections; None: no bound.
+        self._slots = refreshing
         self.tuning = tuning
         self._freshness = Freshness(root, inotify)  # the OS's change reports, or walks
         self.location_note: str | None = None
@@ -343,7 +353,8 @@ class Collection:
 
                 def run(report: ProgressFn) -> RefreshStats:
                     try:
-                        return self.refresh(embedder, report, wait=False, gate=gate)
+                        with self._slots or nullcontext():
+                            return self.refresh(embedder, report, wait=False, gate=gate)
                     except Exception as e:  # kept for status until a refresh succeeds
                         self.refresh_error = _described(e)
                         raise

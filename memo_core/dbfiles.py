@@ -25,7 +25,8 @@ from urllib.parse import quote
 import apsw
 
 from . import schema
-from .errors import IndexLocationError, IndexStoreError
+from .errors import IndexLocationError, IndexStoreError, MemoError
+from .fsafe import out_of_files, too_many_files
 
 SIDE_SUFFIXES = ("-wal", "-shm", "-journal")  # SQLite's own files beside a database
 LOCK_FILE = "refresh.lock"
@@ -81,7 +82,7 @@ def _database_mark(path: Path) -> tuple[Mark, str]:
     except FileNotFoundError:
         st = None
     except OSError as e:
-        raise IndexStoreError(f"cannot read {path}: {e.strerror or e}") from e
+        raise _unreadable(path, e) from e
     if st is not None and (what := odd(st)):
         return Mark.FOREIGN, what
     header = _read_head(path, HEADER_SIZE) if st is not None else b""
@@ -191,7 +192,7 @@ def _reading(path: Path) -> Iterator[int | None]:
         if isinstance(e, (FileNotFoundError, NotADirectoryError)) or e.errno in _LINK_ERRORS:
             yield None  # nothing there, or a symlink (which the lstat checks name as such)
             return
-        raise IndexStoreError(f"cannot read {path}: {e.strerror or e}") from e
+        raise _unreadable(path, e) from e
     try:
         yield fd if stat.S_ISREG(os.fstat(fd).st_mode) else None
     finally:
@@ -270,3 +271,10 @@ def _restores_nothing(head: bytes) -> bool:
 def sqlite_uri(path: Path, *options: str) -> str:
     """`path` as a URI for SQLite (open with SQLITE_OPEN_URI), with query `options`."""
     return f"file:{quote(os.fsencode(path))}?{'&'.join(options)}"
+
+
+def _unreadable(path: Path, e: OSError) -> MemoError:
+    """Why memo could not read its file at `path`: a limit (too many files open) or not."""
+    if out_of_files(e):
+        return too_many_files(str(path))
+    return IndexStoreError(f"cannot read {path}: {e.strerror or e}")

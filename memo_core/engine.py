@@ -46,6 +46,7 @@ from .walker import is_within
 
 MAX_QUERY_CHARS = 4000
 MAX_OPEN = 64  # collections whose connections stay open between calls (a few fds each)
+MAX_REFRESHING = 4  # background refreshes at once in one engine
 IDLE_S = 600.0  # a collection unused this long releases its connections and watches
 UserPath = str | os.PathLike[str]
 
@@ -88,6 +89,9 @@ class Engine:
         self.max_open = max_open
         self._used: dict[Path, float] = {}  # when each was last used (monotonic)
         self._released: set[Path] = set()
+        # A search over hundreds of folders starts a refresh for each: at most this many run
+        # at once (each holds connections and reads notes), the rest wait their turn.
+        self._refreshing = threading.BoundedSemaphore(MAX_REFRESHING)
 
     def close(self, timeout: float = CLOSE_WAIT_S) -> None:
         """Stop the background refreshes and close every collection, waiting at most
@@ -122,8 +126,10 @@ class Engine:
 
     def collections(self, path: UserPath) -> list[Collection]:
         """The collections discovery finds under `path` now, one object per folder."""
-        with self._lock:  # first, what the last calls left open beyond the budget
-            spare = self._spare([], time.monotonic())
+        # First what earlier calls left open beyond the budget: released before discovery,
+        # which itself needs descriptors (so a call after running out of them works).
+        with self._lock:
+            spare = self._spare(time.monotonic())
         self._release(spare)
         base = resolve_path(path)
         check_inside(base, self.roots, path)
@@ -134,13 +140,13 @@ class Engine:
             now = time.monotonic()
             for root in roots:
                 if root not in self._collections:
-                    self._collections[root] = Collection(root, self.tuning, inotify=self._inotify)
+                    self._collections[root] = Collection(
+                        root, self.tuning, inotify=self._inotify, refreshing=self._refreshing
+                    )
                 self._used[root] = now
                 self._released.discard(root)
             found = [self._collections[r] for r in roots]
             missing = [r for r in self._collections if r not in roots and is_within(r, base)]
-            spare = self._spare(roots, now)
-        self._release(spare)
         # Folders deleted since: forget them (they are not searched anyway). A refresh of
         # one may be stuck in a batch: it closes when it ends, and this call does not wait.
         for root in [r for r in missing if not r.is_dir()]:
@@ -150,15 +156,14 @@ class Engine:
                 gone.close(timeout=0)
         return found
 
-    def _spare(self, using: list[Path], now: float) -> list[Collection]:
+    def _spare(self, now: float) -> list[Collection]:
         """Collections to release (call under the lock): beyond `max_open` by last use, or
-        unused for IDLE_S; never those a call is about to use."""
+        unused for IDLE_S."""
         order = sorted(self._collections, key=lambda r: self._used.get(r, 0.0), reverse=True)
         spare = [
             r
             for i, r in enumerate(order)
-            if r not in using
-            and r not in self._released
+            if r not in self._released
             and (i >= self.max_open or now - self._used.get(r, 0.0) > IDLE_S)
         ]
         self._released.update(spare)

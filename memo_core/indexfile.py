@@ -10,6 +10,7 @@ index or its WAL and never checkpoints; `look`, for a status, writes nothing at 
 
 from __future__ import annotations
 
+import errno
 import os
 import threading
 import time
@@ -23,7 +24,7 @@ import sqlite_vec
 
 from . import schema
 from .dbfiles import Mark, owned, side_files
-from .errors import IndexBusyError, IndexLocationError, IndexStoreError, MemoError
+from .errors import IndexBusyError, IndexLocationError, IndexStoreError
 from .fsafe import Folder, out_of_files, too_many_files
 from .indexdir import check_held, connect, make_private_dir, make_private_file
 
@@ -228,7 +229,11 @@ def _closed_on_error(db: apsw.Connection, path: Path, *, writing: bool) -> Itera
     try:
         yield
     except BaseException as e:
+        # SQLite's own errno first: a probe later can miss descriptors freed meanwhile.
+        limit = isinstance(e, apsw.Error) and (_out_of_files(db) or out_of_files())
         db.close()
+        if limit:  # a limit, not a place that cannot hold the index: no reason to move it
+            raise too_many_files(str(path)) from e
         cannot_write = (apsw.ReadOnlyError, apsw.CantOpenError, apsw.IOError)
         if writing and isinstance(e, cannot_write):
             raise IndexLocationError(f"cannot write {path}: {e}") from e
@@ -274,9 +279,11 @@ def _foreign(path: Path) -> IndexStoreError:
     return IndexStoreError(f"{path} is not a memo index; memo leaves it alone")
 
 
-def _damaged(path: Path, e: Exception) -> MemoError:
-    if out_of_files():  # SQLite could not open a file: not damage, a limit
-        return too_many_files(str(path))
+def _out_of_files(db: apsw.Connection) -> bool:
+    return db.system_errno in (errno.EMFILE, errno.ENFILE)
+
+
+def _damaged(path: Path, e: Exception) -> IndexStoreError:
     return IndexStoreError(
         f"cannot open the index {path}: {e}; it is damaged or not memo's: "
         f"move {path.parent} away and search again to rebuild it"
