@@ -28,11 +28,12 @@ _Part = tuple[str, str | None]
 
 @dataclass
 class _Read:
-    """One collection read in one snapshot: its fingerprint, every note, and its deltas
-    since the fingerprints asked about (None where one is unknown to its index)."""
+    """One collection read in one snapshot: its fingerprint, every note (None: not read, a
+    delta was expected), and its deltas since the fingerprints asked about (None where one
+    is unknown to its index)."""
 
     fingerprint: str
-    paths: list[str]
+    paths: list[str] | None
     deltas: dict[str, Delta | None]
 
 
@@ -46,7 +47,7 @@ def changes_since(
     # of folders that went, one of which it may have been.
     gone = [fp for f, fp in (old or {}).items() if f not in where]
     reads = [
-        _read(c, [old[w]] if old is not None and w in old else gone)
+        _read(c, [old[w]], own=True) if old is not None and w in old else _read(c, gone, own=False)
         for c, w in zip(collections, where, strict=True)
     ]
     fingerprint = ".".join(_part(r.fingerprint, w) for r, w in zip(reads, where, strict=True))
@@ -54,7 +55,7 @@ def changes_since(
     if delta is not None:
         added, changed, removed = delta
         return ChangeReport("delta", since, fingerprint, added, changed, removed, notices=notices)
-    files = [c.absolute(p) for c, r in zip(collections, reads, strict=True) for p in r.paths]
+    files = [c.absolute(p) for c, r in zip(collections, reads, strict=True) for p in _paths(c, r)]
     reason = "no_fingerprint" if since is None else "unknown_fingerprint"
     return ChangeReport("full", since, fingerprint, files=files, reason=reason, notices=notices)
 
@@ -94,22 +95,35 @@ def _delta(
         moved = next(
             (f for f, fp in old.items() if fp != EMPTY_FINGERPRINT and r.deltas.get(fp)), None
         )
+        paths = _paths(c, r)  # read with the rest: this one is not its own part
         if moved is not None:
             d = r.deltas[old.pop(moved)]
             assert d is not None
-            then = (set(r.paths) - set(d.added)) | set(d.removed)
+            then = (set(paths) - set(d.added)) | set(d.removed)
             folder = base.joinpath(*(moved or "").split("/"))
             lists[2].extend(str(folder.joinpath(*p.split("/"))) for p in sorted(then))
-        lists[0].extend(c.absolute(p) for p in r.paths)
+        lists[0].extend(c.absolute(p) for p in paths)
     return None if old else lists
 
 
-def _read(c: Collection, since: list[str]) -> _Read:
+def _read(c: Collection, since: list[str], *, own: bool) -> _Read:
+    """`own`: `since` holds this collection's own part; then its notes are listed only when
+    that part is unknown here (a delta needs no list of every note)."""
     with c.snapshot() as s:
         if s is None:  # not indexed yet: empty
             empty = {fp: Delta([], [], []) if fp == EMPTY_FINGERPRINT else None for fp in since}
             return _Read(EMPTY_FINGERPRINT, [], empty)
-        return _Read(s.fingerprint(), s.paths(), {fp: s.delta_since(fp) for fp in set(since)})
+        deltas = {fp: s.delta_since(fp) for fp in set(since)}
+        listed = not own or None in deltas.values()
+        return _Read(s.fingerprint(), s.paths() if listed else None, deltas)
+
+
+def _paths(c: Collection, r: _Read) -> list[str]:
+    """Every note of `c`: as read, or (a delta was expected) read now."""
+    if r.paths is not None:
+        return r.paths
+    with c.snapshot() as s:
+        return s.paths() if s is not None else []
 
 
 def _where(base: Path, c: Collection) -> str | None:

@@ -85,10 +85,10 @@ def _follow_feed(
     watcher on the same folders. A refresh looks only where the feed says; one runs every
     FEED_WALK_S anyway, for what no event names (the feed then walks when it is due)."""
     last = time.monotonic()
+    if ready is not None:
+        ready.set()  # the feeds were started by the first refresh
     try:
         while not stop.is_set():
-            if ready is not None:
-                ready.set()
             changed = engine.wait_for_change(WAKE_MS / 1000)
             if not changed and time.monotonic() - last < FEED_WALK_S:
                 continue
