@@ -277,12 +277,12 @@ def index_digest() -> str:
 
     h = hashlib.blake2b(digest_size=8)
     for name in (
-        "chunking.py",
-        "headings.py",
-        "indexer.py",
-        "textnorm.py",
-        "store.py",
-        "schema.py",
+        "text/chunking.py",
+        "text/headings.py",
+        "index/indexer.py",
+        "text/textnorm.py",
+        "index/store.py",
+        "index/schema.py",
     ):
         p = REPO / "memo_core" / name
         h.update(p.read_bytes() if p.is_file() else b"")

@@ -32,8 +32,8 @@ import _common as C  # noqa: E402
 import crossling  # noqa: E402
 import fusion_lab  # noqa: E402
 
-from memo_core.fusion import fuse  # noqa: E402
-from memo_core.nonsense import nonsense  # noqa: E402
+from memo_core.model.nonsense import nonsense  # noqa: E402
+from memo_core.search.fusion import fuse  # noqa: E402
 
 
 def held_out_nonsense(n: int, seed: int) -> list[str]:

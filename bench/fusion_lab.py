@@ -33,7 +33,7 @@ CANDIDATES = 200
 
 def collect(root: Path, queries: list[tuple[str, dict[str, int]]], embedder, tuning) -> list:
     """Per query: (lex [(cid, score)], vec [(cid, score)], coverage, id -> file, relevant)."""
-    from memo_core import textnorm
+    from memo_core.text import textnorm
 
     out = []
     with C.searcher(root, embedder, tuning) as s:
@@ -66,7 +66,7 @@ def coverage(store, terms: list[str]) -> tuple[float, float]:
 
 
 def score(rows: list, policy: Callable[[float], float], by_name: bool) -> float:
-    from memo_core.fusion import fuse
+    from memo_core.search.fusion import fuse
 
     nd = []
     for lex, vec, signals, id2file, rels in rows:
@@ -139,7 +139,7 @@ def calibrate(sets: dict, embedder, args, tuning) -> None:
 def answers_lost(sets: dict, floor: float, *, hybrid: bool) -> float:
     """The share of real queries whose relevant file was in the top 10 (engine's policy)
     and is not once vector-only candidates under `floor` are dropped."""
-    from memo_core.fusion import fuse
+    from memo_core.search.fusion import fuse
 
     def top(lex, vec, sig, id2file, by_name) -> set[str]:
         files: dict[str, None] = {}
@@ -220,7 +220,7 @@ def proximity_variants(tuning) -> dict:
 def engine_policy(sig: tuple[float, float]) -> float:
     """The engine's policy, with its default settings (fusion.dense_weight)."""
     from memo_core import Tuning
-    from memo_core.fusion import weight_at
+    from memo_core.search.fusion import weight_at
 
     return weight_at(sig[1], Tuning())
 

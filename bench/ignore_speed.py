@@ -1,4 +1,4 @@
-"""Ignore matching: memo's own matcher (memo_core.globmatch, memo_core.ignore) against
+"""Ignore matching: memo's own matcher (memo_core.files.globmatch, memo_core.files.ignore) against
 pathspec's GitIgnoreSpec, which memo used before, side by side in one run.
 
     python bench/ignore_speed.py ../shared/data/office-dev-en [--from DIR ...]
@@ -38,7 +38,7 @@ import _common as C  # noqa: E402
 import pathspec  # noqa: E402
 
 from memo_core import scan  # noqa: E402
-from memo_core.ignore import MAX_COMPLEX, MAX_PATTERNS, RuleSet, compiled  # noqa: E402
+from memo_core.files.ignore import MAX_COMPLEX, MAX_PATTERNS, RuleSet, compiled  # noqa: E402
 
 SKIP = {"/proc", "/sys", "/dev", "/run", "/tmp"}
 PATHOLOGICAL = [

@@ -29,7 +29,7 @@ import crossling  # noqa: E402
 import quality  # noqa: E402
 
 from memo_core import load_model_dir  # noqa: E402
-from memo_core.chunking import chunk_markdown  # noqa: E402
+from memo_core.text.chunking import chunk_markdown  # noqa: E402
 
 
 def build_cost(workdir: Path, dataset_name: str, model_id: str) -> dict:

@@ -25,7 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 from crossling import judged_sets, ranked_files  # noqa: E402
 
-from memo_core import Engine, textnorm  # noqa: E402
+from memo_core import Engine
+from memo_core.text import textnorm  # noqa: E402
 
 
 class Lemmas:

@@ -48,7 +48,7 @@ def cmd_refresh(args: argparse.Namespace) -> None:
     from pyinstrument import Profiler
 
     from memo_core import scan
-    from memo_core.discovery import discover, resolve_path
+    from memo_core.files.discovery import discover, resolve_path
 
     root = str(args.root)
     s = C.searcher(args.root, C.get_embedder(args))
@@ -152,7 +152,7 @@ def cmd_embed(args: argparse.Namespace) -> None:
     import apsw
 
     from memo_core import Tuning, index_path
-    from memo_core.indexer import embed_input
+    from memo_core.index.indexer import embed_input
 
     tuning = Tuning()
     batch_chunks = tuning.batch_chunks
@@ -227,7 +227,7 @@ def _embedmem_child(args: argparse.Namespace) -> str:
     import onnxruntime as ort
 
     from memo_core import Tuning, index_path
-    from memo_core.indexer import embed_input
+    from memo_core.index.indexer import embed_input
 
     v = MEM_VARIANTS[args.variant]
     plain = ort.SessionOptions

@@ -102,8 +102,8 @@ def child_floor(args: argparse.Namespace) -> dict:
     import apsw
 
     from memo_core import Tuning, index_path
-    from memo_core.discovery import discover, resolve_path
-    from memo_core.indexer import embed_input
+    from memo_core.files.discovery import discover, resolve_path
+    from memo_core.index.indexer import embed_input
 
     emb = C.get_embedder(args)
     cut = Tuning().embed_max_chars
@@ -255,8 +255,8 @@ def breakdown(s, queries: list[str], k: int, mode: str) -> dict:
     """Median ms of each step of a search without refresh, taken one at a time with the
     engine's own pieces (query embedding, terms, FTS5 lex, KNN, fusion, rows), and of the
     whole search for comparison."""
-    from memo_core import textnorm
-    from memo_core.fusion import rank
+    from memo_core.search.fusion import rank
+    from memo_core.text import textnorm
 
     steps: dict[str, list[float]] = {
         k_: [] for k_ in ("embed", "terms", "lex", "knn", "fuse", "rows", "sum", "search")
@@ -356,8 +356,8 @@ def knn_vs_numpy(s, queries: list[str], ks: tuple[int, ...]) -> dict:
 def edit_files(s, root: Path, count: int, seed: int) -> dict:
     """Append a paragraph to `count` notes, refresh, and count what was embedded."""
     from memo_core import scan
-    from memo_core.chunking import chunk_markdown
-    from memo_core.indexer import chunk_hash
+    from memo_core.index.indexer import chunk_hash
+    from memo_core.text.chunking import chunk_markdown
 
     with C.reading(s.collections[0]) as store:
         known = {h for (h,) in store.db.execute("SELECT hash FROM chunks")}

@@ -60,8 +60,8 @@ def rrf(lex, vec, k: int = 60):
 def main(argv: list[str] | None = None) -> dict:
     args = parse(argv)
     C.apply_model_args(args)
-    from memo_core import textnorm
-    from memo_core.fusion import fuse
+    from memo_core.search.fusion import fuse
+    from memo_core.text import textnorm
 
     embedder = C.get_embedder(args)
     qpath, rpath = C.split_files(args.dataset, args.split)

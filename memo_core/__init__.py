@@ -15,9 +15,9 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from ._version import __version__
-from .confine import allowed_roots, confine
-from .errors import (
+from memo_core import settings
+from memo_core._version import __version__
+from memo_core.errors import (
     FolderChangedError,
     IndexBusyError,
     IndexLocationError,
@@ -31,20 +31,32 @@ from .errors import (
     PathNotFoundError,
     ResourceLimitError,
 )
-from .formatting import (
+from memo_core.files.confine import allowed_roots, confine
+from memo_core.files.discovery import resolve_path
+from memo_core.files.fsafe import Escape, Folder, NotRegularFile, open_collection
+from memo_core.files.walker import (
+    find_indexes,
+    index_path,
+    is_note_path,
+    is_within,
+    relevant_change,
+    scan,
+)
+from memo_core.formatting import (
     changes_data,
-    for_terminal,
+    file_note_text,
     format_changes,
     format_hits,
+    format_refresh,
     format_reindex,
     format_status,
+    format_update,
     iso_time,
     notice_text,
-    shown,
 )
-from .fsafe import Escape, Folder, NotRegularFile, open_collection
-from .results import ChangeReport, CollectionStatus, Hit, SearchResults
-from .values import (
+from memo_core.results import ChangeReport, CollectionStatus, Hit, SearchResults
+from memo_core.text.escapes import for_terminal, shown
+from memo_core.values import (
     DEFAULT_K,
     DEFAULT_MODE,
     DEFAULT_REFRESH_BUDGET_S,
@@ -56,26 +68,35 @@ from .values import (
     NoticeKind,
     refresh_budget,
 )
-from .walker import find_indexes, index_path, is_note_path, is_within, scan
 
 if TYPE_CHECKING:
-    from .embedder import Embedder
-    from .engine import Engine
-    from .indexer import Progress, ProgressFn, RefreshStats
-    from .models import ModelSource
-    from .onnx_embedder import load_model_dir
-    from .searcher import Searcher
-    from .tuning import Tuning
+    from memo_core.engine import Engine, UserPath
+    from memo_core.index.indexer import Progress, ProgressFn, RefreshStats
+    from memo_core.model.embedder import Embedder
+    from memo_core.model.install import install_named, is_installed, resolve_model_dir
+    from memo_core.model.loading import ModelSource
+    from memo_core.model.onnx_embedder import load_model_dir
+    from memo_core.model.sources import DEFAULT_SOURCE, MODELS, chosen_source, install_command
+    from memo_core.searcher import Searcher
+    from memo_core.tuning import Tuning
 
 # Exported names that live in heavy modules, by module: imported when first asked for.
 _LAZY = {
-    "Embedder": "embedder",
-    "load_model_dir": "onnx_embedder",
+    "Embedder": "model.embedder",
+    "load_model_dir": "model.onnx_embedder",
     "Engine": "engine",
-    "Progress": "indexer",
-    "ProgressFn": "indexer",
-    "RefreshStats": "indexer",
-    "ModelSource": "models",
+    "UserPath": "engine",
+    "install_named": "model.install",
+    "is_installed": "model.install",
+    "resolve_model_dir": "model.install",
+    "DEFAULT_SOURCE": "model.sources",
+    "MODELS": "model.sources",
+    "chosen_source": "model.sources",
+    "install_command": "model.sources",
+    "Progress": "index.indexer",
+    "ProgressFn": "index.indexer",
+    "RefreshStats": "index.indexer",
+    "ModelSource": "model.loading",
     "Searcher": "searcher",
     "Tuning": "tuning",
 }
@@ -91,13 +112,12 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "ChangeReport",
+    "CollectionStatus",
     "DEFAULT_K",
     "DEFAULT_MODE",
     "DEFAULT_REFRESH_BUDGET_S",
-    "MAX_K",
-    "MODES",
-    "ChangeReport",
-    "CollectionStatus",
+    "DEFAULT_SOURCE",
     "Embedder",
     "Engine",
     "Escape",
@@ -109,6 +129,9 @@ __all__ = [
     "IndexLocationError",
     "IndexStoreError",
     "InvalidArgumentError",
+    "MAX_K",
+    "MODELS",
+    "MODES",
     "MemoError",
     "ModeName",
     "ModelInstallError",
@@ -127,17 +150,25 @@ __all__ = [
     "SearchResults",
     "Searcher",
     "Tuning",
+    "UserPath",
     "__version__",
     "allowed_roots",
     "changes_data",
+    "chosen_source",
     "confine",
+    "file_note_text",
     "find_indexes",
     "for_terminal",
     "format_changes",
     "format_hits",
+    "format_refresh",
     "format_reindex",
     "format_status",
+    "format_update",
     "index_path",
+    "install_command",
+    "install_named",
+    "is_installed",
     "is_note_path",
     "is_within",
     "iso_time",
@@ -145,6 +176,10 @@ __all__ = [
     "notice_text",
     "open_collection",
     "refresh_budget",
+    "relevant_change",
+    "resolve_model_dir",
+    "resolve_path",
     "scan",
+    "settings",
     "shown",
 ]

@@ -16,10 +16,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .changelog import EMPTY_FINGERPRINT, Delta
-from .collection import Collection
-from .results import ChangeReport
-from .values import Notice
+from memo_core.collection import Collection
+from memo_core.index.history import EMPTY_FINGERPRINT, Delta
+from memo_core.results import ChangeReport
+from memo_core.values import Notice
 
 # A fingerprint's part: the collection's fingerprint, and its folder below the path (None:
 # the path itself, or a fingerprint from before parts named their folder).

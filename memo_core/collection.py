@@ -19,30 +19,30 @@ from pathlib import Path
 import apsw
 import numpy as np
 
-from .changelog import EMPTY_FINGERPRINT
-from .dbfiles import LOCK_FILE
-from .embedder import Embedder
-from .errors import (
+from memo_core.errors import (
     FolderChangedError,
     IndexBusyError,
     IndexLocationError,
     IndexStoreError,
     MemoError,
 )
-from .feed import Freshness, Inotify
-from .filelock import FileLock
-from .fsafe import Folder, open_collection, out_of_files, too_many_files
-from .fusion import Candidates
-from .indexdir import check_held
-from .indexer import Indexer, ProgressFn, RefreshStats
-from .jobs import RefreshJob, WordsGate
-from .location import choose, clear_scratch, fallback_index_path, fresh_scratch
-from .results import CollectionStatus, Hit
-from .store import Store
-from .tuning import Tuning
-from .values import MAX_HIT_CHARS, ModeName, Notice, NoticeKind
-from .vectors import VectorCache
-from .wordscore import word_candidates
+from memo_core.files.feed import Freshness, Inotify
+from memo_core.files.fsafe import Folder, open_collection, out_of_files, too_many_files
+from memo_core.index.dbfiles import LOCK_FILE
+from memo_core.index.directory import check_held
+from memo_core.index.filelock import FileLock
+from memo_core.index.history import EMPTY_FINGERPRINT
+from memo_core.index.indexer import Indexer, ProgressFn, RefreshStats
+from memo_core.index.jobs import RefreshJob, WordsGate
+from memo_core.index.location import choose, clear_scratch, fallback_index_path, fresh_scratch
+from memo_core.index.store import Store
+from memo_core.model.embedder import Embedder
+from memo_core.results import CollectionStatus, Hit
+from memo_core.search.fusion import Candidates
+from memo_core.search.vectors import VectorCache
+from memo_core.search.wordscore import word_candidates
+from memo_core.tuning import Tuning
+from memo_core.values import MAX_HIT_CHARS, ModeName, Notice, NoticeKind
 
 # How long closing waits for a refresh to stop after its batch under way: a batch stuck in
 # the model or the kernel must not hang a process's exit (it closes the index when it ends).
@@ -187,7 +187,7 @@ class Collection:
         n: int,
         mode: ModeName,
         stats: bool = False,
-    ) -> Candidates:
+    ) -> Candidates[Collection]:
         """Up to n word and n vector candidates with raw scores (call inside `snapshot`);
         `stats`: with the counts of the query's words, for ranking (fusion)."""
         found = Candidates(self, store)

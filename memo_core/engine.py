@@ -17,22 +17,24 @@ from contextlib import ExitStack
 from functools import partial
 from pathlib import Path
 
-from . import fusion, textnorm
-from .changes import changes_since
-from .collection import CLOSE_WAIT_S, Collection
-from .confine import check_inside, real_path
-from .discovery import discover, resolve_path
-from .embedder import Embedder
-from .errors import InvalidArgumentError, ModelUnavailableError
-from .feed import Inotify
-from .formatting import shown
-from .fusion import Candidates
-from .indexer import ProgressFn, RefreshStats
-from .jobs import wait_within
-from .models import ModelSource
-from .results import ChangeReport, CollectionStatus, Hit, SearchResults
-from .tuning import Tuning
-from .values import (
+from memo_core.changes import changes_since
+from memo_core.collection import CLOSE_WAIT_S, Collection
+from memo_core.errors import InvalidArgumentError, ModelUnavailableError
+from memo_core.files.confine import check_inside, real_path
+from memo_core.files.discovery import discover, resolve_path
+from memo_core.files.feed import Inotify
+from memo_core.files.walker import is_within
+from memo_core.index.indexer import ProgressFn, RefreshStats
+from memo_core.index.jobs import wait_within
+from memo_core.model.embedder import Embedder
+from memo_core.model.loading import ModelSource
+from memo_core.results import ChangeReport, CollectionStatus, Hit, SearchResults
+from memo_core.search import fusion
+from memo_core.search.fusion import Candidates
+from memo_core.text import textnorm
+from memo_core.text.escapes import shown
+from memo_core.tuning import Tuning
+from memo_core.values import (
     DEFAULT_K,
     DEFAULT_MODE,
     DEFAULT_REFRESH_BUDGET_S,
@@ -42,7 +44,6 @@ from .values import (
     Notice,
     NoticeKind,
 )
-from .walker import is_within
 
 MAX_QUERY_CHARS = 4000
 MAX_OPEN = 64  # collections whose connections stay open between calls (a few fds each)
@@ -237,7 +238,7 @@ class Engine:
         # weigh the word side of a hybrid search by how well the query's words match.
         stats = len(collections) > 1 or (mode == "hybrid" and self.tuning.adaptive_fusion)
         with ExitStack() as stack:  # every collection read from one snapshot of its own
-            found: list[Candidates] = []
+            found: list[Candidates[Collection]] = []
             for c in collections:
                 store = stack.enter_context(c.snapshot())
                 if store is not None:
@@ -278,7 +279,7 @@ class Engine:
 
     def _ranked_hits(
         self,
-        found: list[Candidates],
+        found: list[Candidates[Collection]],
         terms: list[str],
         mode: ModeName,
         k: int,

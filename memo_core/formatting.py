@@ -7,23 +7,18 @@ is chosen here, once, for both front ends.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from .values import FileNote, Notice, NoticeKind
+from memo_core.text.escapes import for_terminal, shown
+from memo_core.values import FileNote, Notice, NoticeKind
 
 if TYPE_CHECKING:  # annotations only: formatting stays light to import (memo-mcp's start)
-    from .indexer import RefreshStats
-    from .results import ChangeReport, CollectionStatus, SearchResults
+    from memo_core.index.indexer import RefreshStats
+    from memo_core.results import ChangeReport, CollectionStatus, SearchResults
 
 NO_HITS = "ничего не найдено"
-# C0 and C1 control characters and DEL: a terminal obeys them (\x1b[2J clears the screen,
-# \x1b]0;…\x07 retitles the window), and a newline in a name could forge a hit line.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_CONTROL_BUT_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
 FILE_NOTE_TEXTS = {
     FileNote.EMPTY: "skipped: empty",
     FileNote.BINARY: "skipped: binary data",
@@ -42,29 +37,6 @@ _NOTICE_TEXTS = {
     NoticeKind.REFRESH_FAILED: "{where}обновление индекса не удалось ({detail}); ответ по "
     "последнему снимку",
 }
-
-
-def _escape(match: re.Match[str]) -> str:
-    return match.group().encode("unicode_escape").decode("ascii")
-
-
-def shown(text: str) -> str:
-    """`text` with bytes that are not UTF-8 (surrogates from the OS) and every control
-    character written as escapes (`\xff`, `\n`, `\x1b`): for names and paths, in every
-    front end, so that one name is always one line and any client can print it."""
-    if text.isprintable():
-        return text
-    text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    return _CONTROL.sub(_escape, text)
-
-
-def for_terminal(text: str) -> str:
-    """A passage as a terminal may print it: control characters escaped, but for newlines
-    and tabs; bytes that are not UTF-8 escaped too."""
-    if text.isprintable():
-        return text
-    text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    return _CONTROL_BUT_LINES.sub(_escape, text)
 
 
 def notice_text(n: Notice) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .values import FileNote, ModeName, Notice
+from memo_core.values import FileNote, ModeName, Notice
 
 
 @dataclass(frozen=True, slots=True)

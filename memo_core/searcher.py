@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .collection import Collection
-from .discovery import resolve_path
-from .embedder import Embedder
-from .engine import Engine, UserPath
-from .indexer import ProgressFn, RefreshStats
-from .models import ModelSource
-from .results import CollectionStatus, SearchResults
-from .tuning import Tuning
-from .values import DEFAULT_K, DEFAULT_MODE, ModeName
+from memo_core.collection import Collection
+from memo_core.engine import Engine, UserPath
+from memo_core.files.discovery import resolve_path
+from memo_core.index.indexer import ProgressFn, RefreshStats
+from memo_core.model.embedder import Embedder
+from memo_core.model.loading import ModelSource
+from memo_core.results import CollectionStatus, SearchResults
+from memo_core.tuning import Tuning
+from memo_core.values import DEFAULT_K, DEFAULT_MODE, ModeName
 
 
 class Searcher:

@@ -12,7 +12,7 @@ from typing import Any
 
 import Stemmer
 
-from . import chunking, textnorm
+from memo_core.text import chunking, textnorm
 
 MB = 1024 * 1024
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Literal, get_args
 
-from . import settings
+from memo_core import settings
 
 ModeName = Literal["hybrid", "lex", "vec"]
 MODES: tuple[ModeName, ...] = get_args(ModeName)

@@ -94,7 +94,7 @@ T = TypeVar("T")
 class MemoServer(MCPServer):
     """MCPServer with the texts SPEC.md asks for on unknown tools and bad arguments.
 
-    `roots`: the only folders its tools may touch (see `memo_core.confine`); `engines`:
+    `roots`: the only folders its tools may touch (see `memo_core.files.confine`); `engines`:
     the one Engine all tools, resources and completions use, made on first use.
     """
 

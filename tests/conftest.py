@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from memo_core.embedder import Embedder
-from memo_core.model_install import default_model_dir, is_installed
-from memo_core.onnx_embedder import load_model_dir
+from memo_core.model.embedder import Embedder
+from memo_core.model.install import default_model_dir, is_installed
+from memo_core.model.onnx_embedder import load_model_dir
 
 # Found before any test changes the environment: the real default model, if installed
 # (`.ci/run` installs it with `memo model install`).

@@ -20,7 +20,7 @@ from typing import Any
 
 from conftest import REAL_MODEL_DIR
 
-from memo_core.model_install import is_installed
+from memo_core.model.install import is_installed
 
 # The installed default model (found before any test changes MEMO_CACHE_DIR), if any.
 DEFAULT_MODEL_READY = is_installed(REAL_MODEL_DIR)

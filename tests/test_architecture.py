@@ -1,4 +1,6 @@
-"""Layering rules, checked on the source: the engine knows nothing of MCP or the CLI."""
+"""Layering rules, checked on the source: the tree shows the data flow, files -> text ->
+index -> search -> collection -> engine -> front door, and the engine knows nothing of MCP or
+the command line."""
 
 from __future__ import annotations
 
@@ -10,29 +12,87 @@ from conftest import REPO
 
 
 def _imports(path: Path) -> set[str]:
+    """Every module `path` imports, absolute (relative imports resolved), TYPE_CHECKING too."""
+    package = ".".join(path.relative_to(REPO).with_suffix("").parts[:-1])
     names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             names.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
-            base = "." * node.level + (node.module or "")
-            names.add(base)
-            names.update(f"{base}.{a.name}" if node.module else base + a.name for a in node.names)
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1])
+                module = f"{base}.{node.module}" if node.module else base
+            else:
+                module = node.module or ""
+            names.add(module)
+            names.update(f"{module}.{a.name}" for a in node.names)
     return names
 
 
-ENGINE = sorted((REPO / "memo_core").glob("*.py"))
+def _module(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-@pytest.mark.parametrize("path", ENGINE, ids=lambda p: p.name)
-def test_engine_never_imports_mcp(path: Path) -> None:
-    bad = {n for n in _imports(path) if n.split(".")[0] in {"mcp", "memo_mcp"}}
-    assert not bad, f"{path.name} imports {bad}"
+ENGINE = sorted((REPO / "memo_core").rglob("*.py"))
+CLI = sorted((REPO / "memo_cli").glob("*.py"))
+
+# The engine's layers, lowest first: a module may import its own layer and those below,
+# never one above. Within a layer, a sub-package imports only itself (and the layers below).
+LAYERS: list[tuple[str, ...]] = [
+    ("memo_core._version", "memo_core.errors", "memo_core.settings", "memo_core.values"),
+    ("memo_core.results",),
+    ("memo_core.text",),
+    ("memo_core.tuning",),
+    ("memo_core.files",),
+    ("memo_core.model",),
+    ("memo_core.index",),
+    ("memo_core.search",),
+    ("memo_core.collection",),
+    ("memo_core.changes",),
+    ("memo_core.formatting",),
+    ("memo_core.engine",),
+    ("memo_core.searcher",),
+]
 
 
-@pytest.mark.parametrize("path", [p for p in ENGINE if p.name != "cli.py"], ids=lambda p: p.name)
-def test_engine_never_imports_the_cli(path: Path) -> None:
-    bad = {n for n in _imports(path) if n.endswith("cli") or ".cli." in n or n == "memo_core.cli"}
+def _layer(module: str) -> tuple[int, str] | None:
+    """(layer, the entry of LAYERS it falls under) of a memo_core module; None for the front
+    door itself (`memo_core`)."""
+    for i, entries in enumerate(LAYERS):
+        for entry in entries:
+            if module == entry or module.startswith(entry + "."):
+                return i, entry
+    return None
+
+
+def test_every_engine_module_has_a_layer() -> None:
+    loose = [_module(p) for p in ENGINE if _module(p) != "memo_core" and _layer(_module(p)) is None]
+    assert not loose, f"add these to LAYERS: {loose}"
+
+
+@pytest.mark.parametrize("path", ENGINE, ids=lambda p: str(p.relative_to(REPO)))
+def test_engine_imports_only_its_layer_and_below(path: Path) -> None:
+    me = _layer(_module(path))
+    if me is None:  # the front door: it may import anything of its own engine
+        return
+    bad = []
+    for name in _imports(path):
+        if not name.startswith("memo_core.") or name == "memo_core.settings":
+            continue
+        # `from memo_core.index import store`: the module is memo_core.index.store
+        target = _layer(name)
+        if target is None:
+            continue
+        if target[0] > me[0] or (target[0] == me[0] and target[1] != me[1]):
+            bad.append(name)
+    assert not bad, f"{_module(path)} (layer {me[0]}) imports {sorted(bad)} from above or aside"
+
+
+@pytest.mark.parametrize("path", ENGINE, ids=lambda p: str(p.relative_to(REPO)))
+def test_engine_never_imports_a_front_end(path: Path) -> None:
+    bad = {n for n in _imports(path) if n.split(".")[0] in {"mcp", "memo_mcp", "memo_cli"}}
     assert not bad, f"{path.name} imports {bad}"
 
 
@@ -41,16 +101,16 @@ def test_engine_never_imports_the_cli(path: Path) -> None:
 MAX_MODULE_LINES = 600
 
 
-@pytest.mark.parametrize("path", ENGINE, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", ENGINE, ids=lambda p: str(p.relative_to(REPO)))
 def test_engine_modules_stay_small(path: Path) -> None:
     assert len(path.read_text(encoding="utf-8").splitlines()) <= MAX_MODULE_LINES
 
 
-FRONT_ENDS = sorted((REPO / "memo_mcp").glob("*.py"))
+FRONT_ENDS = sorted((REPO / "memo_mcp").glob("*.py")) + CLI
 
 
-@pytest.mark.parametrize("path", FRONT_ENDS, ids=lambda p: p.name)
-def test_mcp_uses_only_the_engines_front_door(path: Path) -> None:
+@pytest.mark.parametrize("path", FRONT_ENDS, ids=lambda p: str(p.relative_to(REPO)))
+def test_front_ends_use_only_the_engines_front_door(path: Path) -> None:
     import memo_core
 
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -70,7 +130,7 @@ def test_the_front_door_exports_what_it_lists() -> None:
     assert all(hasattr(memo_core, name) for name in memo_core.__all__)
 
 
-@pytest.mark.parametrize("path", ENGINE, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", ENGINE, ids=lambda p: str(p.relative_to(REPO)))
 def test_engine_state_lives_in_objects_not_module_globals(path: Path) -> None:
     """No module-level mutable state: a dict, list or set literal assigned at module level
     that the module also mutates, or a `global` statement."""
@@ -87,7 +147,7 @@ def test_engine_state_lives_in_objects_not_module_globals(path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "path", [p for p in ENGINE if p.name != "settings.py"], ids=lambda p: p.name
+    "path", [p for p in ENGINE if p.name != "settings.py"], ids=lambda p: str(p.relative_to(REPO))
 )
 def test_only_settings_reads_the_environment(path: Path) -> None:
     """Every environment variable has one meaning: `settings` reads it, nothing else."""

@@ -19,10 +19,10 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp_helpers import WireServer, server_env
 
+from memo_cli.main import main
 from memo_core import ChangeReport, Engine, format_changes
-from memo_core.changelog import EMPTY_FINGERPRINT, KEEP_DAYS, KEEP_VERSIONS
-from memo_core.cli import main
-from memo_core.store import Store
+from memo_core.index.history import EMPTY_FINGERPRINT, KEEP_DAYS, KEEP_VERSIONS
+from memo_core.index.store import Store
 from memo_mcp.server import build_server
 
 NOTES = {

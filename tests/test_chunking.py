@@ -1,4 +1,4 @@
-"""memo_core.chunking: exact (line, heading, text) triples, plus a seeded random property test."""
+"""Chunking: exact (line, heading, text) triples, plus a seeded random property test."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from memo_core.chunking import Chunk, chunk_markdown
+from memo_core.text.chunking import Chunk, chunk_markdown
 
 
 def triples(text: str, max_chars: int = 1200) -> list[tuple[int, str, str]]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memo_core.cli import build_parser, main
+from memo_cli.main import build_parser, main
 
 
 def _subparsers(parser):
@@ -95,7 +95,7 @@ def test_errors_are_one_line_on_stderr_with_exit_1(notes, tmp_path, args, messag
     empty.mkdir()
     args = [a.format(tmp=empty, notes=notes) for a in args]
     r = subprocess.run(
-        [sys.executable, "-m", "memo_core.cli", *args], capture_output=True, text=True
+        [sys.executable, "-m", "memo_cli.main", *args], capture_output=True, text=True
     )
     assert r.returncode == 1, r.stderr
     assert r.stdout == ""

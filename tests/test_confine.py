@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from memo_core import PathNotFoundError
-from memo_core.confine import allowed_roots, confine
 from memo_core.errors import OutsideRootsError
+from memo_core.files.confine import allowed_roots, confine
 
 
 @pytest.fixture

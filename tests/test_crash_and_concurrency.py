@@ -17,7 +17,7 @@ import sqlite_vec
 from conftest import write_notes
 
 from memo_core import NoticeKind, Searcher
-from memo_core.filelock import FileLock
+from memo_core.index.filelock import FileLock
 
 
 def _make_notes(root: Path, n: int, salt: str = "") -> None:
@@ -55,7 +55,7 @@ def check_consistent(db_path: Path) -> tuple[int, int]:
 
 def _memo(*args: str, env: dict[str, str]) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "memo_core.cli", *args],
+        [sys.executable, "-m", "memo_cli.main", *args],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -130,7 +130,7 @@ def test_two_processes_index_at_once_without_doubling(tmp_path: Path, env) -> No
         assert p.returncode == 0, p.stderr.read().decode()
     twin = tmp_path / "twin"
     _make_notes(twin, 200)
-    subprocess.run([sys.executable, "-m", "memo_core.cli", "index", str(twin)], env=env, check=True)
+    subprocess.run([sys.executable, "-m", "memo_cli.main", "index", str(twin)], env=env, check=True)
     assert check_consistent(root / ".memo" / "index.db") == check_consistent(
         twin / ".memo" / "index.db"
     )

@@ -9,7 +9,7 @@ import pytest
 from conftest import EXAMPLE_QUESTIONS, REPO
 
 from memo_core import Searcher
-from memo_core.embedder import Embedder
+from memo_core.model.embedder import Embedder
 
 pytestmark = pytest.mark.default_model
 

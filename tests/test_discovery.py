@@ -9,8 +9,8 @@ import pytest
 from conftest import write_notes
 
 from memo_core import NoCollectionError, PathNotFoundError
-from memo_core.discovery import discover, resolve_path
-from memo_core.walker import scan
+from memo_core.files.discovery import discover, resolve_path
+from memo_core.files.walker import scan
 
 
 def test_folder_with_md_is_one_collection_with_its_whole_subtree(tmp_path: Path) -> None:

@@ -15,12 +15,12 @@ from hypothesis import strategies as st
 from tinyq4 import ALPHABET, fuse_unk, make_q4_wheel, norm_map, ref_embed, ref_tokenize, write_q4bin
 from tokenizers import Tokenizer, normalizers
 
+from memo_cli.main import main as cli_main
 from memo_core import Engine, ModelSource, load_model_dir
-from memo_core.cli import main as cli_main
 from memo_core.errors import ModelInstallError
-from memo_core.model_install import CONFIG_NAME, install_model, is_installed
-from memo_core.q4bin import load_q4bin, read_q4bin
-from memo_core.spm_json import charsmap, tokenizer_json
+from memo_core.model.install import CONFIG_NAME, install_model, is_installed
+from memo_core.model.q4bin import load_q4bin, read_q4bin
+from memo_core.model.spm_json import charsmap, tokenizer_json
 
 
 @pytest.fixture(scope="module")

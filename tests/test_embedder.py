@@ -20,9 +20,9 @@ from tinymodels import (
 )
 from tokenizers import normalizers
 
-from memo_core.embedder import Embedder
 from memo_core.errors import ModelUnavailableError
-from memo_core.onnx_embedder import OnnxEmbedder, load_model_dir
+from memo_core.model.embedder import Embedder
+from memo_core.model.onnx_embedder import OnnxEmbedder, load_model_dir
 
 DIM = 8
 TEXTS = [
@@ -249,7 +249,7 @@ def test_lowercase_option(tmp_path):
 def test_batches_stop_at_max_chars(tmp_path) -> None:
     from tinymodels import make_tiny_model_dir
 
-    from memo_core.onnx_embedder import load_model_dir
+    from memo_core.model.onnx_embedder import load_model_dir
 
     emb = load_model_dir(make_tiny_model_dir(tmp_path / "m"))
     seen: list[int] = []

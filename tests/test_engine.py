@@ -106,10 +106,10 @@ def test_a_failing_rebuild_is_a_clear_error(tmp_path: Path) -> None:
     notes = write_notes(
         tmp_path / "notes", {f"n{i}.md": f"# Note {i}\n\n" + "word " * 400 for i in range(60)}
     )
-    subprocess.run([sys.executable, "-m", "memo_core.cli", "index", str(notes)], check=True)
+    subprocess.run([sys.executable, "-m", "memo_cli.main", "index", str(notes)], check=True)
     limit = (notes / ".memo" / "index.db").stat().st_size // 4  # the scratch cannot grow
     code = (
-        "import resource, signal, sys; from memo_core.cli import main; "
+        "import resource, signal, sys; from memo_cli.main import main; "
         "signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "
         f"resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit})); "
         f"sys.exit(main(['reindex', {str(notes)!r}]))"

@@ -14,7 +14,7 @@ transformers = pytest.importorskip("transformers")
 
 from tinymodels import build_vocab, make_tokenizer  # noqa: E402
 
-from memo_core.onnx_embedder import load_model_dir  # noqa: E402
+from memo_core.model.onnx_embedder import load_model_dir  # noqa: E402
 
 pytestmark = pytest.mark.torch
 

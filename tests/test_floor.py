@@ -13,8 +13,8 @@ from tinyq4 import make_q4_wheel, write_q4bin
 
 from memo_core import Engine, ModelSource, load_model_dir
 from memo_core.errors import ModelUnavailableError
-from memo_core.model_install import install_model
-from memo_core.nonsense import nonsense
+from memo_core.model.install import install_model
+from memo_core.model.nonsense import nonsense
 
 
 def test_nonsense_is_made_up_and_repeatable() -> None:

@@ -17,8 +17,8 @@ import pytest
 from conftest import write_notes
 
 from memo_core import Engine, IndexStoreError, MemoError, ModelSource
-from memo_core.schema import APPLICATION_ID
-from memo_core.store import Store
+from memo_core.index.schema import APPLICATION_ID
+from memo_core.index.store import Store
 
 NOTES = {"a.md": "# A\n\ncat and dog\n", "sub/b.md": "# B\n\nbird\n"}
 
@@ -61,7 +61,7 @@ os._exit(0)
 KILLED_SCRATCH = """
 import os, sys
 from pathlib import Path
-from memo_core.store import Store
+from memo_core.index.store import Store
 store = Store.create(Path(sys.argv[1]))
 os._exit(0)
 """
@@ -73,7 +73,7 @@ def python(code: str, *args: object) -> None:
 
 def memo_cli(*args: object) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "memo_core.cli", *map(str, args)], capture_output=True, text=True
+        [sys.executable, "-m", "memo_cli.main", *map(str, args)], capture_output=True, text=True
     )
 
 

@@ -18,7 +18,7 @@ import pytest
 from conftest import write_notes
 
 from memo_core import Engine, FileNote, ModelSource
-from memo_core.chunking import chunk_markdown
+from memo_core.text.chunking import chunk_markdown
 
 # A window title, a cleared screen, and a line of its own: what the name would do raw.
 HOSTILE = "notes\x1b]0;PWNED\x07\x1b[2J\nmemo: forged"
@@ -33,7 +33,7 @@ def engine() -> Engine:
 
 def memo(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
-        [sys.executable, "-m", "memo_core.cli", *args], capture_output=True, timeout=timeout
+        [sys.executable, "-m", "memo_cli.main", *args], capture_output=True, timeout=timeout
     )
 
 
@@ -49,7 +49,7 @@ def assert_inert(output: bytes) -> None:
 def test_watch_shows_a_hostile_folder_name_escaped(tmp_path: Path) -> None:
     notes = write_notes(tmp_path / HOSTILE, {"a.md": "# A\n\ncat\n"})
     proc = subprocess.Popen(
-        [sys.executable, "-m", "memo_core.cli", "watch", str(notes), "--debounce", "100"],
+        [sys.executable, "-m", "memo_cli.main", "watch", str(notes), "--debounce", "100"],
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

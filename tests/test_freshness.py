@@ -13,7 +13,8 @@ import pytest
 from conftest import write_notes
 from race_helpers import exchange, require_exchange
 
-from memo_core import Engine, ModelSource, feed, inotify
+from memo_core import Engine, ModelSource
+from memo_core.files import feed, inotify
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="change reports come from Linux inotify"

@@ -1,4 +1,4 @@
-"""Files below a folder reached through descriptors (`memo_core.fsafe`), with the kernel's
+"""Files below a folder reached through descriptors (`memo_core.files.fsafe`), with the kernel's
 openat2 and with memo's own walk name by name (what systems without openat2 get)."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from conftest import write_notes
 
-from memo_core import fsafe
 from memo_core.errors import FolderChangedError, PathNotFoundError
-from memo_core.fsafe import Escape, Folder, NotRegularFile, open_collection
-from memo_core.walker import scan
+from memo_core.files import fsafe
+from memo_core.files.fsafe import Escape, Folder, NotRegularFile, open_collection
+from memo_core.files.walker import scan
 
 
 @pytest.fixture(params=["openat2", "by-name"])

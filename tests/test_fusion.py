@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memo_core.fusion import fuse, minmax, rank
+from memo_core.search.fusion import fuse, minmax, rank
 
 
 @pytest.mark.parametrize(

@@ -209,7 +209,7 @@ def test_names_that_are_not_utf8_are_indexed_losslessly(odd_names: Path) -> None
 
 def test_the_cli_prints_names_and_text_safely(odd_names: Path) -> None:
     r = subprocess.run(
-        [sys.executable, "-m", "memo_core.cli", "search", str(odd_names), "zebra", "-k", "5"],
+        [sys.executable, "-m", "memo_cli.main", "search", str(odd_names), "zebra", "-k", "5"],
         capture_output=True,
     )
     assert r.returncode == 0, r.stderr
@@ -225,7 +225,7 @@ def test_the_cli_prints_names_and_text_safely(odd_names: Path) -> None:
 
 def test_the_cli_json_stays_exact(odd_names: Path) -> None:
     r = subprocess.run(
-        [sys.executable, "-m", "memo_core.cli", "search", str(odd_names), "zebra", "-k", "5"]
+        [sys.executable, "-m", "memo_cli.main", "search", str(odd_names), "zebra", "-k", "5"]
         + ["--mode", "lex", "--json"],
         capture_output=True,
     )

@@ -11,7 +11,7 @@ import pytest
 from conftest import write_notes
 
 from memo_core import Engine, ModelSource, NoticeKind, Tuning, format_hits, notice_text
-from memo_core.schema import MIGRATIONS, SCHEMA_VERSION
+from memo_core.index.schema import MIGRATIONS, SCHEMA_VERSION
 
 LONG = {"long.md": "# Long\n\n" + "\n\n".join(f"paragraph {i} " + "word " * 30 for i in range(6))}
 
@@ -96,7 +96,7 @@ def test_a_schema_1_index_is_migrated_then_rebuilt(tmp_path: Path) -> None:
 @pytest.mark.parametrize("old", ["skipped: empty", "skipped: binary data", "cut: only the first"])
 def test_migration_keeps_what_each_file_note_meant(tmp_path: Path, old: str) -> None:
     from memo_core import FileNote
-    from memo_core.store import Store
+    from memo_core.index.store import Store
 
     path = tmp_path / "index.db"
     db = apsw.Connection(str(path))

@@ -16,9 +16,9 @@ import pytest
 from conftest import write_notes
 
 from memo_core import Engine, ModelSource, format_status
-from memo_core.fsafe import Folder
-from memo_core.ignore import ignored, rules_above
-from memo_core.walker import is_note_path, relevant_change, scan
+from memo_core.files.fsafe import Folder
+from memo_core.files.ignore import ignored, rules_above
+from memo_core.files.walker import is_note_path, relevant_change, scan
 
 FILES = {
     "a.md": "# A\n\ncat\n",
@@ -367,7 +367,7 @@ def test_real_world_rules_agree_with_git_and_with_pathspec(tmp_path: Path) -> No
 
 def _reference(tokens: tuple[tuple[int, int], ...]) -> re.Pattern[bytes]:
     """Any pattern as a backtracking regular expression: fine on the short paths below."""
-    from memo_core.globmatch import ANY, LIT, ONE, STAR
+    from memo_core.files.globmatch import ANY, LIT, ONE, STAR
 
     parts = []
     for kind, arg in tokens:
@@ -385,7 +385,7 @@ SHORT_PATHS = [b"a", b"ab", b"a/b", b"ab/ab", b"b/a/b", b"a/b/c/a", b"aaa", b"a/
 
 @pytest.mark.parametrize("seed", range(40))
 def test_match_and_its_regex_screen_agree_with_a_plain_regex(seed: int) -> None:
-    from memo_core.globmatch import match, parse, positions, regex
+    from memo_core.files.globmatch import match, parse, positions, regex
 
     rnd = random.Random(seed)
     for _ in range(50):
@@ -404,7 +404,7 @@ def test_match_and_its_regex_screen_agree_with_a_plain_regex(seed: int) -> None:
 
 def test_a_long_pattern_costs_no_more_than_the_path() -> None:
     """`match` looks at no more than 2n + 3 tokens of a path of n bytes."""
-    from memo_core import globmatch
+    from memo_core.files import globmatch
 
     rule = globmatch.parse(b"*a" * 100_000 + b"*b")
     assert rule is not None
@@ -435,7 +435,7 @@ PATHOLOGICAL = [
 
 def _memo_search(root: Path, query: str, timeout: float, **env: str) -> set[str]:
     r = subprocess.run(
-        [sys.executable, "-m", "memo_core.cli", "search", str(root), query, "--mode", "lex"]
+        [sys.executable, "-m", "memo_cli.main", "search", str(root), query, "--mode", "lex"]
         + ["--json", "-k", "100"],
         capture_output=True,
         text=True,
@@ -475,7 +475,7 @@ def test_a_100000_line_gitignore_is_applied_and_searches_index_the_notes(tmp_pat
     hits = _memo_search(root, "cat", timeout=120, MEMO_REFRESH_BUDGET="8")
     assert len(hits) == 100 and hits <= kept  # the most a search returns
     r = subprocess.run(
-        [sys.executable, "-m", "memo_core.cli", "status", str(root), "--json"],
+        [sys.executable, "-m", "memo_cli.main", "status", str(root), "--json"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -498,7 +498,7 @@ def test_a_line_git_reads_as_matching_nothing_leaves_the_rest_working(
 
 def _over(limit: str) -> str:
     """An ignore file's text one step beyond `limit` (and `open.md`, which it would ignore)."""
-    from memo_core.ignore import MAX_COMPLEX, MAX_IGNORE_BYTES, MAX_PATTERNS, MAX_RULES
+    from memo_core.files.ignore import MAX_COMPLEX, MAX_IGNORE_BYTES, MAX_PATTERNS, MAX_RULES
 
     lines = {
         "rules": ["z"] * MAX_RULES,  # with open.md: one too many
@@ -514,7 +514,7 @@ def test_an_ignore_file_beyond_the_limits_is_not_applied_and_said_once(
     vault: Path, caplog: pytest.LogCaptureFixture, limit: str
 ) -> None:
     (vault / "sub" / ".gitignore").write_text(_over(limit))
-    with caplog.at_level(logging.WARNING, logger="memo_core.ignore"):
+    with caplog.at_level(logging.WARNING, logger="memo_core.files.ignore"):
         for _ in range(3):  # every search walks again: one warning
             found = scan(vault).files
             assert "sub/open.md" in found and "sub/secret.md" in found  # none of it applies

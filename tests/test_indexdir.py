@@ -1,4 +1,4 @@
-"""The index reached through the collection's descriptor (`memo_core.indexdir`): with SQLite's
+"""The index reached through the collection's descriptor (`index.directory`): with SQLite's
 files named through /proc/self/fd (Linux), and by name with the file SQLite holds compared
 afterwards (systems without /proc). Either way a collection folder swapped for a symlink
 to another collection gives a clean error, and nothing of the other one is read or written."""
@@ -17,8 +17,8 @@ from conftest import write_notes
 from race_helpers import tree_state
 
 from memo_core import Engine, FolderChangedError
-from memo_core import indexdir as indexdir_module
 from memo_core.collection import Collection
+from memo_core.index import directory as indexdir_module
 
 
 @pytest.fixture(params=["proc", "by-name"])

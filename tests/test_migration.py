@@ -9,7 +9,7 @@ import apsw
 from conftest import NOTES, write_notes
 
 from memo_core import Engine
-from memo_core.changelog import item, shown
+from memo_core.index.history import item, shown
 
 
 def _as_schema_2(index: Path) -> None:

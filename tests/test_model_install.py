@@ -13,7 +13,7 @@ import pytest
 from tinyq4 import write_wheel
 
 from memo_core.errors import ModelInstallError
-from memo_core.model_install import (
+from memo_core.model.install import (
     CONFIG_NAME,
     ONNX_NAME,
     default_model_dir,
@@ -22,7 +22,7 @@ from memo_core.model_install import (
     is_installed,
     resolve_model_dir,
 )
-from memo_core.model_sources import DEFAULT_SOURCE, WheelSource
+from memo_core.model.sources import DEFAULT_SOURCE, WheelSource
 from memo_core.settings import cache_dir
 
 WHEEL_NAME = DEFAULT_SOURCE.wheel

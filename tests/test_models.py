@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from memo_core import ModelSource, ModelUnavailableError
-from memo_core.model_install import default_model_dir
+from memo_core.model.install import default_model_dir
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""memo_core.naming: a passage the query names ranks first, the one titled exactly so first
+"""memo_core.search.naming: a passage the query names ranks first, the one titled exactly so first
 of all; headings are searched and shown as a reader sees them."""
 
 from __future__ import annotations
@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from conftest import write_notes
 
-from memo_core import Embedder, Engine, ModelSource, Tuning, textnorm
-from memo_core.naming import exactness
+from memo_core import Embedder, Engine, ModelSource, Tuning
+from memo_core.search.naming import exactness
+from memo_core.text import textnorm
 
 
 @pytest.mark.parametrize(

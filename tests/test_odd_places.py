@@ -9,7 +9,7 @@ import pytest
 from conftest import write_notes
 
 from memo_core import FileNote, Folder, Searcher, Tuning
-from memo_core.indexer import read_note
+from memo_core.index.indexer import read_note
 
 MAX_FILE_BYTES = Tuning().max_file_bytes
 

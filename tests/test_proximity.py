@@ -1,5 +1,5 @@
 """Proximity: a passage where the query's adjacent words stand together scores more than one
-where they stand apart (memo_core.wordscore, Store.near)."""
+where they stand apart (memo_core.search.wordscore, Store.near)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from conftest import write_notes
 
-from memo_core import Engine, Tuning, textnorm
-from memo_core.chunking import Chunk
-from memo_core.store import Store
+from memo_core import Engine, Tuning
+from memo_core.index.store import Store
+from memo_core.text import textnorm
+from memo_core.text.chunking import Chunk
 
 FILLER = " ".join(f"w{i}" for i in range(5))
 NOTES = {

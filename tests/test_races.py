@@ -36,7 +36,7 @@ from race_helpers import (
 )
 
 from memo_core import Engine, MemoError, ModelSource, format_hits
-from memo_core.confine import confine
+from memo_core.files.confine import confine
 from memo_mcp.resources import read_note
 from memo_mcp.server import build_server
 

@@ -11,7 +11,7 @@ import pytest
 from conftest import write_notes
 
 from memo_core import Embedder, Engine, ModelSource, Tuning
-from memo_core.fusion import Candidates, dense_weight, pooled_lex
+from memo_core.search.fusion import Candidates, dense_weight, pooled_lex
 
 
 def cands(lex: list[tuple[int, float]], chunks: int, docs: dict[str, int]) -> Candidates:

@@ -105,7 +105,7 @@ def test_rename_reuses_vectors(searcher: Searcher, notes: Path, counting: Counti
 def test_model_change_rebuilds_vectors(notes: Path, tiny_model_dir: Path, tmp_path: Path):
     from tinymodels import make_tiny_model_dir
 
-    from memo_core.onnx_embedder import load_model_dir
+    from memo_core.model.onnx_embedder import load_model_dir
 
     other = load_model_dir(make_tiny_model_dir(tmp_path / "m2", dim=8, seed=3))
     with Searcher(notes, embedder=load_model_dir(tiny_model_dir)) as s:
@@ -189,7 +189,7 @@ def test_an_unreadable_folder_is_not_a_deleted_one(notes: Path) -> None:
     (notes / "cooking").chmod(0)
     try:
         r = subprocess.run(
-            [*prefix, sys.executable, "-m", "memo_core.cli", "index", str(notes), "--no-vectors"],
+            [*prefix, sys.executable, "-m", "memo_cli.main", "index", str(notes), "--no-vectors"],
             capture_output=True,
             text=True,
         )

@@ -14,7 +14,7 @@ from memo_core import (
     Searcher,
     notice_text,
 )
-from memo_core.embedder import Embedder
+from memo_core.model.embedder import Embedder
 
 
 @pytest.fixture

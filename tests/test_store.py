@@ -8,9 +8,9 @@ import apsw
 import pytest
 
 from memo_core import IndexStoreError, Searcher
-from memo_core.embedder import Embedder
-from memo_core.schema import SCHEMA_VERSION
-from memo_core.store import Store
+from memo_core.index.schema import SCHEMA_VERSION
+from memo_core.index.store import Store
+from memo_core.model.embedder import Embedder
 
 
 def test_new_index_has_schema_version_and_marker(tmp_path: Path) -> None:

@@ -15,9 +15,10 @@ import Stemmer
 from conftest import NOTES, write_notes
 from mcp import Client
 
-from memo_core import Embedder, Engine, ModelSource, Searcher, Tuning, textnorm
-from memo_core.store import Store
-from memo_core.vectors import VectorCache
+from memo_core import Embedder, Engine, ModelSource, Searcher, Tuning
+from memo_core.index.store import Store
+from memo_core.search.vectors import VectorCache
+from memo_core.text import textnorm
 from memo_mcp import server as memo_server
 
 # -- MCP progress -------------------------------------------------------------------------

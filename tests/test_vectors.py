@@ -12,8 +12,8 @@ import pytest
 from conftest import write_notes
 
 from memo_core import Embedder, Engine, ModelSource, Searcher
-from memo_core.store import Store
-from memo_core.vectors import VectorCache
+from memo_core.index.store import Store
+from memo_core.search.vectors import VectorCache
 
 
 def _vec0_knn(store: Store, q: np.ndarray, k: int) -> list[int]:
@@ -90,5 +90,5 @@ def test_a_long_lived_reader_equals_a_fresh_one_after_another_process_edits(
 
 def _index_in_another_process(notes: Path, model_dir: Path) -> None:
     env = {**os.environ, "MEMO_MODEL_DIR": str(model_dir)}
-    cmd = [sys.executable, "-m", "memo_core.cli", "index", str(notes)]
+    cmd = [sys.executable, "-m", "memo_cli.main", "index", str(notes)]
     subprocess.run(cmd, check=True, env=env, capture_output=True)

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from conftest import write_notes
 
+from memo_cli.watch import watch
 from memo_core import Engine, ModelSource, Searcher
-from memo_core.watch import watch
 
 
 def _lines(proc: subprocess.Popen) -> queue.Queue:
@@ -38,7 +38,7 @@ def _next(q: queue.Queue, timeout: float = 20.0) -> str:
 def test_watch_indexes_saved_notes_and_stops_cleanly(notes: Path, tiny_model_dir: Path) -> None:
     env = {**os.environ, "MEMO_MODEL_DIR": str(tiny_model_dir), "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "memo_core.cli", "watch", str(notes), "--debounce", "100"],
+        [sys.executable, "-m", "memo_cli.main", "watch", str(notes), "--debounce", "100"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -162,7 +162,7 @@ def test_memo_watch_holds_one_inotify_watcher(notes: Path, tiny_model_dir: Path)
     """`memo watch` follows the engine's own change feed: one inotify instance, not two."""
     env = {**os.environ, "MEMO_MODEL_DIR": str(tiny_model_dir), "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "memo_core.cli", "watch", str(notes), "--debounce", "50"],
+        [sys.executable, "-m", "memo_cli.main", "watch", str(notes), "--debounce", "50"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from memo_core.model_sources import E5_SMALL_SOURCE, WheelSource
-from memo_core.q4bin import QK, Q4Model
+from memo_core.model.q4bin import QK, Q4Model
+from memo_core.model.sources import E5_SMALL_SOURCE, WheelSource
 
 META = "▁"
 ALPHABET = "abcdefghijklmnopqrstuvwxyzабвгдеёжзийклмнопрстуфхцчшщъыьэюя0123456789.,:;!?-()'`#*_"

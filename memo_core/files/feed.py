@@ -1,0 +1,225 @@
+"""What changed under a collection, learnt from the OS (Linux inotify), so a refresh in a
+long-lived process looks at what changed instead of walking the whole tree.
+
+Exactness: the kernel queues an inotify event inside the system call that makes the change,
+so once that call has returned its event is in the queue. Draining the queue at the start of
+a refresh therefore sees every change that completed before it (no barrier needed). A new
+folder gets its watch before it is listed, and is walked whole, so notes written into it
+before the watch existed are found too. Whenever the feed cannot be exact — the queue
+overflowed, a watched folder moved, a watch could not be added, the file system is not a
+local one (a network share changes without local events), no inotify — `changes()` says
+so (None) and the caller walks everything.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from pathlib import Path
+
+from memo_core.files.fsafe import Folder, listing
+from memo_core.files.ignore import IGNORE_FILES, Rules, ignored, rules_above, with_folder
+from memo_core.files.inotify import (
+    IN_CREATE,
+    IN_DELETE_SELF,
+    IN_ISDIR,
+    IN_MOVE_SELF,
+    IN_MOVED_FROM,
+    IN_MOVED_TO,
+    Inotify,
+    Unavailable,
+    supported,
+)
+from memo_core.files.walker import TOOL_DIRS, Changes, is_note_name, skipped_name
+from memo_core.text.escapes import shown
+
+log = logging.getLogger("memo")
+
+# A collection learning from the OS is still walked whole this often: what no event names
+# (a note hard-linked from elsewhere after the first walk, then edited through that other
+# name) is found within this many seconds.
+WALK_EVERY_S = 300.0
+
+
+class ChangeFeed:
+    """inotify watches on every folder of a collection the walker would enter (in the
+    process's one `Inotify`), and what they reported since it was last asked."""
+
+    def __init__(self, root: Path, inotify: Inotify) -> None:
+        self.root = str(root)
+        self._inotify = inotify
+        # Since it was last asked (kept under the Inotify's lock): what changed, folders to
+        # start watching (new ones, and those whose ignore rules changed), whether it lost
+        # track (then everything is walked).
+        self.pending = Changes()
+        self.new_folders: list[str] = []
+        self.lost = False
+
+    def start(self) -> bool:
+        """Watch the whole tree; whether the feed works here (else: walk every time)."""
+        if not supported(self.root):
+            # Expected off Linux and on network shares: said, but not as a problem.
+            log.info(
+                "memo: no change reports for %s (no inotify, or not a local file system): "
+                "it is walked at every search",
+                shown(self.root),
+            )
+            return False
+        try:
+            self._watch_tree("")
+        except Unavailable as e:
+            # Said once per collection: its searches stay exact, each walking the folder.
+            log.warning(
+                "memo: no change reports for %s (%s): it is walked at every search",
+                shown(self.root),
+                e,
+            )
+            self.close()
+            return False
+        return True
+
+    def close(self) -> None:
+        self._inotify.forget(self)
+
+    def changes(self) -> Changes | None:
+        """The folders where something changed since the last call; None: unknown (walk)."""
+        found, folders, lost = self._inotify.collect(self)
+        try:
+            for rel in folders:
+                self._watch_tree(rel)
+        except Unavailable:
+            lost = True
+        if lost:  # resync the watches, then one full walk
+            log.info(
+                "memo: change reports for %s lost track (queue overflow, a folder moved or "
+                "a watch failed): walking it whole",
+                shown(self.root),
+            )
+            self._inotify.forget(self)
+            try:
+                self._watch_tree("")
+            except Unavailable as e:
+                log.info(
+                    "memo: watching %s again failed (%s): walking it next time", shown(self.root), e
+                )
+                self.lost = True  # still: walk next time too
+            return None
+        return found
+
+    # -- events ---------------------------------------------------------------------------
+
+    def event(self, mask: int, name: str, folder: str) -> None:
+        """Note what one event in `folder` (of this feed) touched."""
+        found = self.pending
+        if mask & (IN_DELETE_SELF | IN_MOVE_SELF):
+            found.trees.add(folder)
+            if folder == "":
+                self.lost = True  # the root itself went away
+            return
+        if not name or skipped_name(name) and name not in IGNORE_FILES:
+            return
+        if mask & IN_ISDIR:
+            sub = f"{folder}{name}/"
+            if mask & IN_MOVED_FROM:
+                self.lost = True  # watches below it now name other paths
+            elif mask & (IN_CREATE | IN_MOVED_TO):
+                self.new_folders.append(sub)
+            found.trees.add(sub)
+        elif name in IGNORE_FILES:
+            found.trees.add(folder)  # its rules changed: all below may come or go,
+            self.new_folders.append(folder)  # and folders it no longer ignores are watched
+        elif is_note_name(name):
+            found.dirs.add(folder)
+
+    def _watch_tree(self, top: str) -> None:
+        """Watch `top` and every folder below it the walker would enter; each gets its watch
+        before it is listed, so nothing created meanwhile goes unseen. Folders are listed
+        through the root's descriptor (see `fsafe`), as the walker lists them."""
+        try:
+            root = Folder(self.root)
+        except OSError as e:
+            raise Unavailable(str(e)) from e
+        with root:
+            stack: list[tuple[str, Rules]] = [(top, rules_above(root, top) if top else ())]
+            while stack:
+                rel, rules = stack.pop()
+                if not self._inotify.watch(self, os.path.join(self.root, rel), rel):
+                    continue  # gone already
+                try:
+                    fd = root.open_dir(rel)
+                except OSError:
+                    continue
+                try:
+                    entries = listing(fd)
+                    hidden = [n.name for n in entries if n.name[0] == "."]
+                    rules = with_folder(rules, fd, rel, hidden)
+                except OSError:
+                    continue
+                finally:
+                    os.close(fd)
+                for entry in entries:
+                    if skipped_name(entry.name) or entry.name in TOOL_DIRS:
+                        continue
+                    try:
+                        if not entry.is_dir(follow_symlinks=False):
+                            continue
+                    except OSError:
+                        continue
+                    sub = f"{rel}{entry.name}/"
+                    if not (rules and ignored(rules, sub[:-1], True)):
+                        stack.append((sub, rules))
+
+
+class Freshness:
+    """How a collection learns what changed: from a ChangeFeed while `notify` holds and the
+    feed works, else by walking. The feed starts before the first walk, so nothing that
+    happens during that walk is lost."""
+
+    def __init__(self, root: Path, inotify: Inotify | None) -> None:
+        self.root = root
+        self.notify = inotify is not None
+        self._inotify = inotify
+        self._feed: ChangeFeed | None = None
+        self._walked = 0.0  # when the last walk of everything was asked (monotonic)
+
+    @property
+    def reported(self) -> bool:
+        """Whether the OS reports this collection's changes now (its feed is running)."""
+        return self.notify and self._feed is not None
+
+    def changes(self) -> Changes | None:
+        """What changed since the last call; None: walk everything."""
+        if not self.notify or self._inotify is None:
+            return None
+        if self._feed is None:
+            feed = ChangeFeed(self.root, self._inotify)
+            if not feed.start():
+                self.notify = False  # not here: walk every time
+                return None
+            self._feed = feed
+            return self._walk()
+        found = self._feed.changes()
+        if found is None or time.monotonic() - self._walked > WALK_EVERY_S:
+            return self._walk()
+        return found
+
+    def _walk(self) -> Changes | None:
+        """None: walk everything (and remember when)."""
+        self._walked = time.monotonic()
+        return None
+
+    def give_up(self) -> None:
+        """Walk from now on (e.g. symlinks were followed: a change shows under one name)."""
+        log.info(
+            "memo: changes in %s show under names the OS does not report: it is walked at "
+            "every search",
+            shown(str(self.root)),
+        )
+        self.notify = False
+        self.close()
+
+    def close(self) -> None:
+        if self._feed is not None:
+            self._feed.close()
+            self._feed = None

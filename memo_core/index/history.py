@@ -1,0 +1,200 @@
+"""The index's history of its content: every committed change of a note is logged with the
+fingerprint it led to, so "what changed since fingerprint X?" has an exact answer.
+
+The fingerprint is a sum, modulo 2^128, of one 128-bit digest per (path, content hash):
+order-free, so each change updates it in O(1) (no walk over all files), equal exactly when
+the content is (up to digest collisions), the same across runs and machines. Shown: its low
+96 bits, 24 hex digits. A rename is a removal and an addition; a note changed and changed
+back sums to what it was.
+
+Kept: at least the last `KEEP_VERSIONS` versions and every version of the last `KEEP_DAYS`
+days, whichever is more. Part of the store (the Store class inherits this one), in its own
+module only to keep each module short.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+
+import apsw
+
+from memo_core.index.rows import from_stored
+from memo_core.values import FileNote
+
+KEEP_VERSIONS = 1000
+KEEP_DAYS = 90
+_MOD = 1 << 128
+EMPTY_FINGERPRINT = f"{0:024x}"
+# A file's content as the feed sees it: a FIFO, device or socket named *.md is never read,
+# so it is no note (a client opening what the feed lists would hang on it): no content.
+CONTENT = f"CASE WHEN note = '{FileNote.SPECIAL.value}' THEN NULL ELSE hash END"
+
+
+def item(path: str, digest: str | None) -> int:
+    """One note's share of the fingerprint (`path` as stored; no digest: no share)."""
+    if digest is None:
+        return 0
+    raw = hashlib.blake2b(f"{path}\x00{digest}".encode(), digest_size=16).digest()
+    return int.from_bytes(raw, "big")
+
+
+def shown(total: int) -> str:
+    return f"{total % (1 << 96):024x}"
+
+
+def start_history(db: apsw.Connection) -> None:
+    """The first version of an index's history: the content it holds now, summed over all
+    its files (the migration that added the history; every change after that updates the
+    sum in O(1))."""
+    total = content_sum(db)
+    _store_sum(db, total)
+    _add_version(db, total)
+
+
+def content_sum(db: apsw.Connection) -> int:
+    """The fingerprint sum of what `db` indexes, counted over all its files."""
+    rows = db.execute(f"SELECT path, {CONTENT} FROM files")
+    return sum(item(path, digest) for path, digest in rows) % _MOD
+
+
+def _store_sum(db: apsw.Connection, total: int) -> None:
+    db.execute(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES ('fingerprint_sum', ?)",
+        (f"{total:032x}",),
+    )
+
+
+def _add_version(db: apsw.Connection, total: int) -> None:
+    """A version that changed no note: the content's fingerprint, now `total`, was recounted."""
+    db.execute("INSERT INTO history(fingerprint, at) VALUES (?, ?)", (shown(total), time.time()))
+
+
+@dataclass(frozen=True)
+class Delta:
+    """Relative paths added, changed and removed between two versions of the content."""
+
+    added: list[str]
+    changed: list[str]
+    removed: list[str]
+
+    def lists(self) -> tuple[list[str], list[str], list[str]]:
+        return self.added, self.changed, self.removed
+
+
+class ChangeLog:
+    """Logs content changes inside the store's write transactions (see `Store.write`)."""
+
+    db: apsw.Connection
+    _version: int | None = None  # this transaction's version, once it changed anything
+    _total: int = 0
+
+    def _log_change(self, path: str, old: str | None, new: str | None) -> None:
+        """A note's content hash went from `old` to `new` (None: absent) in this transaction."""
+        if old == new:
+            return
+        if self._version is None:
+            self._total = self._sum()
+            self.db.execute("INSERT INTO history(fingerprint, at) VALUES ('', ?)", (time.time(),))
+            self._version = self.db.last_insert_rowid()
+        self.db.execute(
+            "INSERT INTO file_log(version, path, old_hash, new_hash) VALUES (?, ?, ?, ?)",
+            (self._version, path, old, new),
+        )
+        self._total = (self._total - item(path, old) + item(path, new)) % _MOD
+
+    def _close_version(self) -> None:
+        """At the end of a write transaction: record the fingerprint it led to."""
+        if self._version is None:
+            return
+        self.db.execute(
+            "UPDATE history SET fingerprint = ? WHERE version = ?",
+            (shown(self._total), self._version),
+        )
+        self._set_sum(self._total)
+        if self._version % 100 == 0:
+            self._prune()
+        self._version = None
+
+    def _prune(self) -> None:
+        horizon = time.time() - KEEP_DAYS * 86400
+        self.db.execute(
+            "DELETE FROM history WHERE version < ? AND at < ?",
+            ((self._version or 0) - KEEP_VERSIONS, horizon),
+        )
+        self.db.execute(
+            "DELETE FROM file_log WHERE version < (SELECT coalesce(min(version), 0) FROM history)"
+        )
+
+    def adopt_history(self, live: ChangeLog) -> None:
+        """Take over `live`'s history, then log what differs from it as one more version
+        (call inside a write transaction): this fresh index is about to replace `live`, and
+        fingerprints given out before that still get exact deltas."""
+        then = dict(live.db.execute(f"SELECT path, {CONTENT} FROM files"))
+        now = dict(self.db.execute(f"SELECT path, {CONTENT} FROM files"))
+        self.db.execute("DELETE FROM history")
+        self.db.execute("DELETE FROM file_log")
+        copy = [
+            ("history", "version, fingerprint, at"),
+            ("file_log", "version, path, old_hash, new_hash"),
+        ]
+        for table, columns in copy:
+            marks = ", ".join("?" * (columns.count(",") + 1))
+            rows = live.db.execute(f"SELECT {columns} FROM {table} ORDER BY rowid")
+            self.db.executemany(f"INSERT INTO {table}({columns}) VALUES ({marks})", rows)
+        # Counted again, not copied: an index migrated by a memo that counted FIFOs in its
+        # sum gets the right one here, as a version of its own (so both the fingerprint it
+        # gave out and the right one get exact deltas).
+        total = content_sum(live.db)
+        self._set_sum(total)
+        if total != live._sum():
+            _add_version(self.db, total)
+        for path in sorted(then.keys() | now.keys()):
+            self._log_change(path, then.get(path), now.get(path))
+
+    def _sum(self) -> int:
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'fingerprint_sum'").fetchone()
+        return int(row[0], 16) if row else 0
+
+    def _set_sum(self, total: int) -> None:
+        _store_sum(self.db, total)
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def fingerprint(self) -> str:
+        """The fingerprint of what is indexed now (O(1): kept up to date by every change)."""
+        return shown(self._sum())
+
+    def paths(self) -> list[str]:
+        """Every indexed note's relative path, sorted."""
+        sql = f"SELECT path FROM files WHERE {CONTENT} IS NOT NULL"
+        return sorted(from_stored(p) for (p,) in self.db.execute(sql))
+
+    def delta_since(self, fingerprint: str) -> Delta | None:
+        """What changed since the content had `fingerprint` (its latest such version);
+        None when that fingerprint is unknown here or no longer kept."""
+        if fingerprint == self.fingerprint():
+            return Delta([], [], [])
+        row = self.db.execute(
+            "SELECT max(version) FROM history WHERE fingerprint = ?", (fingerprint,)
+        ).fetchone()
+        if row is None or row[0] is None:
+            return None
+        then: dict[str, str | None] = {}  # each path's content at that version
+        for path, old in self.db.execute(
+            "SELECT path, old_hash FROM file_log WHERE version > ? ORDER BY version, rowid",
+            (row[0],),
+        ):
+            then.setdefault(path, old)
+        added, changed, removed = [], [], []
+        for path, old in then.items():
+            now = self.db.execute(f"SELECT {CONTENT} FROM files WHERE path = ?", (path,)).fetchone()
+            new = now[0] if now else None
+            if old is None and new is not None:
+                added.append(from_stored(path))
+            elif old is not None and new is None:
+                removed.append(from_stored(path))
+            elif old != new:
+                changed.append(from_stored(path))
+        return Delta(sorted(added), sorted(changed), sorted(removed))

@@ -1,0 +1,329 @@
+"""Bringing a collection's index up to date with its files (incremental refresh).
+
+Cheap when nothing changed: one directory walk with stat, compared with the stored
+(mtime_ns, size) of each file. Only files whose stat differs are read and hashed; only
+chunks whose text changed are embedded (vectors are reused by content hash, across files,
+so a rename re-embeds nothing).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from memo_core.files.fsafe import Folder, NotRegularFile
+from memo_core.files.walker import Changes, FileStat, rescan, scan
+from memo_core.index.rows import FileState
+from memo_core.index.store import Store
+from memo_core.model.embedder import Embedder
+from memo_core.text import textnorm
+from memo_core.text.chunking import Chunk, chunk_markdown
+from memo_core.tuning import Tuning
+from memo_core.values import FileNote, Notice, NoticeKind
+
+if TYPE_CHECKING:
+    from memo_core.index.jobs import WordsGate
+
+
+@dataclass
+class Progress:
+    """What a long refresh reports to its caller (CLI bar, MCP notifications)."""
+
+    phase: str  # "index" or "embed"
+    files_done: int
+    files_total: int
+    chunks_done: int
+    chunks_total: int | None
+    started: float
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+
+ProgressFn = Callable[[Progress], None]
+
+
+@dataclass
+class RefreshStats:
+    added: int = 0
+    changed: int = 0
+    deleted: int = 0
+    touched: int = 0  # stat changed, content did not
+    chunks_written: int = 0
+    chunks_embedded: int = 0
+    seconds: float = 0.0
+    notes: list[tuple[str, FileNote, str]] = field(default_factory=list)  # path, note, detail
+    notices: list[Notice] = field(default_factory=list)
+    stopped: bool = False  # asked to stop before it was done (the next refresh goes on)
+    two_names: bool = False  # a note or folder with two names (changes can hide behind one)
+    walked: bool = False  # the whole collection was walked (not only what the OS reported)
+
+    @property
+    def changed_anything(self) -> bool:
+        return bool(self.added or self.changed or self.deleted or self.chunks_embedded)
+
+    def add(self, other: RefreshStats) -> None:
+        """Count `other` (another collection's refresh) in too."""
+        for name in ("added", "changed", "deleted", "touched", "chunks_written"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.chunks_embedded += other.chunks_embedded
+        self.seconds += other.seconds
+        self.notes += other.notes
+        self.notices += other.notices
+        self.stopped |= other.stopped
+        self.walked |= other.walked
+
+
+@dataclass
+class _Prepared:
+    rel: str
+    stat: FileStat
+    old: FileState | None
+    hash: str
+    note: FileNote | None
+    chunks: list[Chunk]
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def chunk_hash(c: Chunk) -> str:
+    return _digest(f"{c.heading}\x00{c.text}".encode())
+
+
+def embed_input(heading: str, text: str, max_chars: int) -> str:
+    return (f"{heading}\n{text}" if heading else text)[:max_chars]
+
+
+def read_note(root: Folder, rel: str, max_bytes: int) -> tuple[bytes, FileNote | None, str]:
+    """The bytes of note `rel` below `root` (possibly cut), a note when it is skipped or
+    cut, and details. A note swapped for a symlink leading out of the root is unreadable
+    (and retried next time), never read."""
+    try:
+        data, _ = root.read(rel, max_bytes + 1)
+    except NotRegularFile:  # a FIFO, socket or device: skipped for good, not retried
+        return b"", FileNote.SPECIAL, ""
+    except OSError as e:
+        return b"", FileNote.UNREADABLE, str(e.strerror or e)
+    if not data.strip():
+        return data, FileNote.EMPTY, ""
+    if b"\x00" in data[:8192]:
+        return data, FileNote.BINARY, ""
+    if len(data) > max_bytes:
+        size = f"{max_bytes >> 20} MB" if max_bytes >= 1 << 20 else f"{max_bytes} bytes"
+        return data[:max_bytes], FileNote.CUT, f"the first {size}"
+    return data, None, ""
+
+
+class Indexer:
+    """Refreshes one collection's store from its folder."""
+
+    def __init__(
+        self, root: Folder, store: Store, embedder: Embedder | None, tuning: Tuning
+    ) -> None:
+        self.root = root  # reached through its descriptor, opened by the caller
+        self.store = store
+        self.embedder = embedder
+        self.tuning = tuning
+
+    def _embed_input(self, heading: str, text: str) -> str:
+        return embed_input(heading, text, self.tuning.embed_max_chars)
+
+    def refresh(
+        self,
+        progress: ProgressFn | None = None,
+        stop: threading.Event | None = None,
+        changes: Changes | None = None,
+        gate: WordsGate | None = None,
+    ) -> RefreshStats:
+        """Words first (every new or changed file committed in batches, so searches see more
+        with each), then the vectors of chunks that have none. `stop` set: end after the
+        batch under way (the rest is done by the next refresh). `changes`: look only at
+        these folders (what the OS reported changed); None: walk the whole collection.
+        `gate`: between vector batches, a caller waiting for newer words gets them first."""
+        t0 = time.monotonic()
+        stats = RefreshStats()
+        if self.embedder is not None:
+            self.store.use_model(self.embedder.model_id, self.embedder.dim)
+        if gate is not None:
+            gate.begin()
+        # The OS reported nothing: nothing to look at.
+        if (changes is None or changes) and not self._words(stats, progress, stop, changes, t0):
+            return stats
+        if gate is not None:
+            gate.finish()
+        if self.embedder is not None:
+            self._fill_vectors(stats, progress, t0, stop, gate)
+        stats.seconds = time.monotonic() - t0
+        return stats
+
+    def _words(
+        self,
+        stats: RefreshStats,
+        progress: ProgressFn | None,
+        stop: threading.Event | None,
+        changes: Changes | None,
+        t0: float,
+    ) -> bool:
+        """Index the words of what is new or changed (where `changes` says, else all);
+        False when `stop` ended it."""
+        found = scan(self.root) if changes is None else rescan(self.root, changes)
+        stats.two_names |= found.two_names
+        stats.walked |= changes is None
+        scanned = found.files
+        known = self.store.file_stats()
+        if changes is not None:
+            known = {rel: st for rel, st in known.items() if changes.covers(rel)}
+        for unreadable in found.unreadable:
+            stats.notices.append(
+                Notice(NoticeKind.UNREADABLE_FOLDER, self.root.path, unreadable or ".")
+            )
+        if changes is None:  # what a whole walk found
+            self.store.set_walk_facts(found.unreadable, found.ignored)
+        if scanned == known:  # the common case, nothing changed, ends at this comparison
+            return True
+        todo = [rel for rel, st in scanned.items() if known.get(rel) != st]
+        # A file in a folder that could not be read is not known to be gone.
+        gone = [rel for rel in known if rel not in scanned and not found.unknown(rel)]
+        prog = Progress("index", 0, len(todo), 0, None, t0)
+        for batch in self._batches(todo, scanned, stats):
+            if stop is not None and stop.is_set():
+                stats.stopped = True
+                return False
+            self._write_batch(batch, stats)
+            prog.files_done += len(batch)
+            prog.chunks_done = stats.chunks_written
+            if progress:
+                progress(prog)
+        if gone:
+            self._delete(gone)
+            stats.deleted += len(gone)
+        return True
+
+    # -- steps --------------------------------------------------------------------------
+
+    def _delete(self, gone: list[str]) -> None:
+        with self.store.write():
+            for rel in gone:
+                if (old := self.store.file_record(rel)) is not None:
+                    self.store.delete_file(old.id)
+            self.store.mark_updated()
+
+    def _batches(
+        self, todo: list[str], scanned: dict[str, FileStat], stats: RefreshStats
+    ) -> Iterator[list[_Prepared]]:
+        """Read, hash and chunk files, yielding groups of about `batch_chunks` chunks."""
+        batch: list[_Prepared] = []
+        size = 0
+        touched: list[tuple[FileState, FileStat]] = []
+        for rel in todo:
+            st = scanned[rel]
+            old = self.store.file_record(rel)
+            data, note, detail = read_note(self.root, rel, self.tuning.max_file_bytes)
+            h = _digest(data)
+            if old is not None and old.hash == h and not note:
+                touched.append((old, st))  # only the stat changed
+                continue
+            if note is FileNote.UNREADABLE:
+                st = (-1, st[1])  # so the next refresh retries it
+            chunks = (
+                []
+                if note and note.skipped
+                else chunk_markdown(
+                    data.decode("utf-8", errors="replace"), self.tuning.chunk_max_chars
+                )
+            )
+            if note:
+                stats.notes.append((rel, note, detail))
+            batch.append(_Prepared(rel, st, old, h, note, chunks))
+            size += len(chunks)
+            if size >= self.tuning.batch_chunks:
+                yield batch
+                batch, size = [], 0
+        if batch:
+            yield batch
+        if touched:
+            with self.store.write():
+                for old, st in touched:
+                    self.store.touch_file(old.id, *st)
+            stats.touched = len(touched)
+
+    def _write_batch(self, batch: list[_Prepared], stats: RefreshStats) -> None:
+        """Words of a batch of files, in one transaction; a chunk whose text the index knows
+        gets its vector at once (a renamed or copied note is never embedded again)."""
+        store = self.store
+        vectors = store.vectors_for_hashes({chunk_hash(c) for p in batch for c in p.chunks})
+        with store.write():
+            for p in batch:
+                fid = store.upsert_file(p.rel, *p.stat, p.hash, p.note)
+                path_words = textnorm.normalize(textnorm.path_text(p.rel))
+                old_ids: dict[str, list[int]] = {}
+                # Read inside the transaction, not from the walk's snapshot: another process
+                # may have indexed this file since, and its chunks must not be doubled.
+                for cid, h in store.file_chunks(fid):
+                    old_ids.setdefault(h, []).append(cid)
+                for seq, c in enumerate(p.chunks):
+                    h = chunk_hash(c)
+                    if old_ids.get(h):
+                        store.move_chunk(old_ids[h].pop(0), seq, c.line)
+                        continue
+                    cid = store.insert_chunk(fid, seq, c, h, path_words)
+                    stats.chunks_written += 1
+                    if h in vectors:
+                        store.set_vector(cid, vectors[h])
+                store.delete_chunks(cid for ids in old_ids.values() for cid in ids)
+                if p.old is None:
+                    stats.added += 1
+                else:
+                    stats.changed += 1
+            store.mark_updated()
+
+    def _fill_vectors(
+        self,
+        stats: RefreshStats,
+        progress: ProgressFn | None,
+        t0: float,
+        stop: threading.Event | None,
+        gate: WordsGate | None,
+    ) -> None:
+        """Embed the chunks that have no vector yet, in batches (each text once)."""
+        assert self.embedder is not None
+        total = self.store.count_without_vectors()
+        if not total:
+            return
+        prog = Progress("embed", 0, 0, 0, total, t0)
+        if progress:
+            progress(prog)  # words are all in: from here on, vectors
+        while rows := self.store.chunks_without_vectors(self.tuning.batch_chunks):
+            if stop is not None and stop.is_set():
+                stats.stopped = True
+                return
+            if gate is not None and gate.due():  # a caller waits for words: those first
+                gate.begin()
+                if not self._words(stats, progress, stop, gate.changes(), t0):
+                    return
+                gate.finish()
+                prog.chunks_total = prog.chunks_done + self.store.count_without_vectors()
+                if progress:
+                    progress(prog)  # back to vectors
+                continue
+            known = self.store.vectors_for_hashes({h for *_, h in rows})
+            texts = {h: self._embed_input(hd, tx) for _, hd, tx, h in rows if h not in known}
+            vecs = self.embedder.embed(list(texts.values()))
+            known.update(zip(texts, (v.tobytes() for v in vecs.astype(np.float32)), strict=True))
+            with self.store.write():
+                for cid, _, _, h in rows:
+                    self.store.set_vector(cid, known[h])
+                self.store.mark_updated()
+            stats.chunks_embedded += len(texts)
+            prog.chunks_done += len(rows)
+            if progress:
+                progress(prog)

@@ -1,0 +1,195 @@
+"""A refresh running on a thread of its own, so a search can wait for it a bounded time and
+then answer from what is committed while the indexing goes on (in a long-lived process)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from memo_core.files.walker import Changes
+from memo_core.index.indexer import Progress, ProgressFn, RefreshStats
+from memo_core.model.embedder import Embedder
+from memo_core.text.escapes import shown
+from memo_core.values import Notice, NoticeKind
+
+POLL_S = 0.05  # how often a waiter looks whether the words it waits for are in
+
+log = logging.getLogger("memo")
+
+
+class WordsGate:
+    """Whether a caller waits for words newer than those indexed, asked between vector
+    batches: a first index embeds for minutes, and an edit made just before a search must
+    be in its words meanwhile. `changes` says what changed since the last words pass (None:
+    walk everything), like the `changes` of a refresh."""
+
+    def __init__(self, changes: Callable[[], Changes | None] = lambda: None) -> None:
+        self.changes = changes
+        self._cond = threading.Condition()
+        self._asked = 0.0  # the latest time from which a waiter wants every change
+        self._began = 0.0  # when the words pass under way (or the last one) began
+        self._fresh_from: float | None = None  # the last finished pass began then
+
+    def ask(self, since: float) -> None:
+        """A caller wants the words of every change made before `since` (monotonic)."""
+        with self._cond:
+            self._asked = max(self._asked, since)
+
+    def due(self) -> bool:
+        with self._cond:
+            return self._fresh_from is None or self._asked > self._fresh_from
+
+    def begin(self) -> None:
+        with self._cond:
+            self._began = time.monotonic()
+
+    def finish(self) -> None:
+        with self._cond:
+            self._fresh_from = self._began
+            self._cond.notify_all()
+
+    def fresh(self, since: float) -> bool:
+        """Whether the words of every change made before `since` are in."""
+        with self._cond:
+            return self._fresh_from is not None and self._fresh_from >= since
+
+    def wait(self, since: float, timeout: float) -> bool:
+        """Wait at most `timeout` seconds for `fresh(since)`; whether it is."""
+        with self._cond:
+            return self._cond.wait_for(
+                lambda: self._fresh_from is not None and self._fresh_from >= since, timeout
+            )
+
+
+class RefreshJob:
+    """`run(report)` on a daemon thread; callers wait for it, or read how far it got."""
+
+    def __init__(
+        self,
+        run: Callable[[ProgressFn], RefreshStats],
+        embedder: Embedder | None,
+        collection: str,
+        listener: ProgressFn | None = None,
+        gate: WordsGate | None = None,
+    ) -> None:
+        self.embedder = embedder
+        self.gate = gate or WordsGate()  # callers waiting for words ask through it
+        self.collection = collection
+        self.started = time.monotonic()
+        self.done = threading.Event()
+        self.stats: RefreshStats | None = None
+        self.error: BaseException | None = None
+        # Whether `error` was told to someone: raised to a waiter, or said in an answer
+        # (`Collection.unreported_failure`); a failure nobody waited for must not vanish.
+        self.told = False
+        self.progress: Progress | None = None
+        self._listeners: list[ProgressFn] = [listener] if listener is not None else []
+        self._lock = threading.Lock()
+        self.thread = threading.Thread(
+            target=self._main, args=(run,), daemon=True, name=f"memo refresh {collection}"
+        )
+        self.thread.start()
+
+    def _main(self, run: Callable[[ProgressFn], RefreshStats]) -> None:
+        try:
+            self.stats = run(self._report)
+        except BaseException as e:  # handed to whoever waits: see `result`
+            self.error = e
+            # Said here once, whoever waits: a failure past every waiter's budget is
+            # otherwise seen only by the next answer (stderr: stdout may be a protocol).
+            log.error("memo: refreshing %s failed: %r", shown(self.collection), e, exc_info=e)
+        finally:
+            self.done.set()
+
+    def _report(self, p: Progress) -> None:
+        self.progress = p
+        with self._lock:
+            listeners = list(self._listeners)
+        for fn in listeners:
+            fn(p)
+
+    def wait(
+        self, deadline: float, progress: ProgressFn | None, words_since: float | None = None
+    ) -> bool:
+        """Wait until the job is done (or, with `words_since`, has the words of every
+        change made before then) or `deadline` (monotonic) passes, passing its progress to
+        `progress` meanwhile; whether it got there."""
+        if progress is not None:
+            with self._lock:
+                new = progress not in self._listeners
+                if new:
+                    self._listeners.append(progress)
+                latest = self.progress
+            if new and latest is not None:
+                progress(latest)  # what was reported before this caller came
+        try:
+            while (left := deadline - time.monotonic()) > 0:
+                if self.done.wait(min(left, POLL_S)):
+                    return True
+                if words_since is not None and self.gate.fresh(words_since):
+                    return True
+            return self.done.is_set()
+        finally:
+            if progress is not None:
+                with self._lock:
+                    self._listeners.remove(progress)
+
+    def result(self) -> RefreshStats:
+        """What the finished job did; its error, if it failed."""
+        if self.error is not None:
+            self.told = True
+            raise self.error
+        assert self.stats is not None
+        return self.stats
+
+    def activity(self) -> Notice:
+        """How far the job got, as a notice: files indexed, or chunks given vectors."""
+        p = self.progress
+        if p is not None and p.phase == "embed":
+            return Notice(
+                NoticeKind.EMBEDDING, self.collection, done=p.chunks_done, total=p.chunks_total or 0
+            )
+        done, total = (p.files_done, p.files_total) if p is not None else (0, 0)
+        return Notice(NoticeKind.INDEXING, self.collection, done=done, total=total)
+
+
+def wait_within(
+    start: Callable[[], RefreshJob],
+    progress: ProgressFn | None,
+    budget: float,
+    called: float,
+    *,
+    model: bool,
+) -> RefreshStats:
+    """Start a refresh (or join the one running: `start`) and wait for it until `budget`
+    seconds after `called` (the caller's start; earlier when a refresh was already running:
+    its own start counts): past that, what is committed answers, and the notice says how far
+    indexing got.
+
+    A change completed before the call is in the answer when it is in time: a refresh
+    already running when the call came in may have walked before the change, so it is
+    followed by another; so is one that ran without the model this caller has (`model`).
+    A refresh embedding for long indexes the words of changes made before the call
+    between two batches of vectors, and the answer comes then."""
+    deadline: float | None = None
+    while True:
+        job = start()
+        deadline = deadline or min(called, job.started) + budget
+        # A refresh that began before the call may have walked before a change made just
+        # before it: if it is making vectors for long, it takes in the newer words first,
+        # and the answer comes once they are in.
+        # It is waited for whole until the deadline, as any; past that, until those words
+        # are in, up to the budget from the call, however long it has been running.
+        since = called if job.started < called else None
+        if since is not None:
+            job.gate.ask(since)
+        if not job.wait(deadline, progress) and since is not None:
+            job.wait(called + budget, progress, since)
+        if not job.done.is_set():
+            return RefreshStats(notices=[job.activity()])
+        stats = job.result()
+        fresh = job.started >= called or stats.stopped
+        if fresh and (job.embedder is not None or not model):
+            return stats

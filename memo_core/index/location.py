@@ -1,0 +1,91 @@
+"""Where a collection's index lives: `<collection>/.memo/index.db` when memo may keep it
+there, else a file of its own in the cache dir. Deciding reads only; clearing a killed
+rebuild's scratch removes only files that are memo's by `dbfiles`' rules.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import stat
+from pathlib import Path
+
+from memo_core.errors import IndexLocationError
+from memo_core.files.fsafe import Folder
+from memo_core.files.walker import INDEX_DIR, INDEX_FILE
+from memo_core.index import directory
+from memo_core.index.dbfiles import Mark, inspect
+from memo_core.settings import cache_dir
+
+
+def fallback_index_path(root: Path) -> Path:
+    """Where the index lives when the collection folder cannot hold it (a name of plain
+    characters: SQLite takes only UTF-8 paths)."""
+    tag = hashlib.sha256(os.fsencode(root)).hexdigest()[:16]
+    name = re.sub(r"[^\w.-]", "_", root.name, flags=re.ASCII)
+    return cache_dir() / "indexes" / f"{name}-{tag}" / INDEX_FILE
+
+
+def choose(root: Path) -> tuple[Path, str | None]:
+    """`<root>/.memo/index.db`, or the cache-dir one where an index already lives, where
+    the folder cannot hold one, or where something that is not memo's lies at memo's place;
+    and why it is not the collection's own. Reads only."""
+    own = root / INDEX_DIR / INDEX_FILE
+    fallback = fallback_index_path(root)
+    if why := unusable(root):
+        return fallback, why
+    if own.is_file() or not fallback.is_file():
+        return own, None
+    return fallback, "the collection folder could not hold it"
+
+
+def unusable(root: Path) -> str | None:
+    """Why `<root>/.memo/index.db` cannot be memo's index now (None: it can). Reads only."""
+    folder = root / INDEX_DIR
+    try:
+        str(folder).encode("utf-8")
+    except UnicodeEncodeError:
+        return "the folder's path is not UTF-8, which SQLite cannot open"
+    try:
+        st = os.lstat(folder)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return f"{folder}: {e.strerror or e}"
+    if stat.S_ISLNK(st.st_mode):
+        return f"{folder} is a symbolic link: memo does not write through it"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"{folder} is not a folder"
+    # The rebuild's scratch is one of memo's names there too: what is not memo's at it
+    # would stop every rebuild (memo neither builds in it nor deletes it).
+    for db in (folder / INDEX_FILE, scratch_path(folder / INDEX_FILE)):
+        mark, why = inspect(db)
+        if mark is Mark.FOREIGN:
+            return why
+    return None
+
+
+def scratch_path(db: Path) -> Path:
+    return db.with_name(f"{db.name}.rebuild")
+
+
+def clear_scratch(db: Path, root: Folder | None = None) -> None:
+    """Remove what a killed rebuild of `db` left (only while holding the refresh lock: then
+    no rebuild is running); anything there that memo did not make is left alone."""
+    with contextlib.suppress(IndexLocationError):
+        directory.remove_files(scratch_path(db), root)
+
+
+def fresh_scratch(db: Path, root: Folder | None = None) -> Path:
+    """Where a rebuild of `db` builds (call while holding the refresh lock), cleared of what
+    a killed rebuild left. Something there that memo did not make is neither built in nor
+    deleted (nor is another program's journal played back into a new index there): then
+    IndexLocationError, which says to move it away."""
+    scratch = scratch_path(db)
+    try:
+        directory.remove_files(scratch, root)
+    except IndexLocationError as e:
+        raise IndexLocationError(f"cannot rebuild {db}: {e}; move it away and rebuild") from e
+    return scratch

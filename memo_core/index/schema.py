@@ -1,0 +1,122 @@
+"""The index's schema, as numbered migrations applied on open (by `indexfile`).
+
+Schema 2: chunk ids come from AUTOINCREMENT, so an id is never given to another chunk while
+the database lives (a reader's vector cache keys on ids); skip notes are codes. Schema 3
+(this memo): the history of the content, started by `changelog.start_history`, so that its
+fingerprint follows the one rule there.
+"""
+
+from __future__ import annotations
+
+import os
+
+import apsw
+
+from memo_core.index.history import start_history
+
+SCHEMA_VERSION = 3
+APP_ID = "memo"  # stored in meta: how memo recognises its own index
+APPLICATION_ID = 0x6D656D6F  # 'memo', in the SQLite header too
+
+
+def _schema_v1(db: apsw.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE files(
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,      -- relative to the collection, '/'-separated
+            mtime_ns INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            hash TEXT NOT NULL,
+            note TEXT                       -- why the file was skipped or cut, if it was
+        );
+        CREATE TABLE chunks(
+            id INTEGER PRIMARY KEY,
+            file_id INTEGER NOT NULL REFERENCES files(id),
+            seq INTEGER NOT NULL,
+            line INTEGER NOT NULL,
+            heading TEXT NOT NULL,
+            text TEXT NOT NULL,
+            hash TEXT NOT NULL,             -- of what is embedded: heading + text
+            has_vec INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX chunks_file ON chunks(file_id, seq);
+        CREATE INDEX chunks_hash ON chunks(hash);
+        CREATE INDEX chunks_novec ON chunks(id) WHERE has_vec = 0;
+        -- Contentless: the text lives in `chunks`; FTS5 holds only the stems memo feeds it.
+        CREATE VIRTUAL TABLE fts USING fts5(
+            heading, body, content='', contentless_delete=1,
+            tokenize='unicode61 remove_diacritics 0'
+        );
+        """
+    )
+    db.execute("INSERT INTO meta(key, value) VALUES ('app', ?)", (APP_ID,))
+
+
+def _v1_to_v2(db: apsw.Connection) -> None:
+    # Ids of schema 1 were reused after a delete: a long-lived reader could then serve a
+    # deleted chunk's vector for a new chunk. The same rows, now under AUTOINCREMENT.
+    db.execute(
+        """
+        CREATE TABLE chunks2(
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            file_id INTEGER NOT NULL REFERENCES files(id),
+            seq INTEGER NOT NULL,
+            line INTEGER NOT NULL,
+            heading TEXT NOT NULL,
+            text TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            has_vec INTEGER NOT NULL DEFAULT 0
+        );
+        INSERT INTO chunks2 SELECT id, file_id, seq, line, heading, text, hash, has_vec
+            FROM chunks;
+        DROP TABLE chunks;
+        ALTER TABLE chunks2 RENAME TO chunks;
+        CREATE INDEX chunks_file ON chunks(file_id, seq);
+        CREATE INDEX chunks_hash ON chunks(hash);
+        CREATE INDEX chunks_novec ON chunks(id) WHERE has_vec = 0;
+        UPDATE files SET note = CASE
+            WHEN note LIKE 'skipped: empty%' THEN 'empty'
+            WHEN note LIKE 'skipped: binary%' THEN 'binary'
+            WHEN note LIKE 'skipped: unreadable%' THEN 'unreadable'
+            WHEN note LIKE 'cut%' THEN 'cut'
+            ELSE note END
+        WHERE note IS NOT NULL;
+        """
+    )
+    db.execute(f"PRAGMA application_id={APPLICATION_ID}")
+    # Tells a reader's vector cache that ids may mean other chunks now (see VectorCache).
+    db.execute(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES ('generation', ?)", (new_generation(),)
+    )
+
+
+def _v2_to_v3(db: apsw.Connection) -> None:
+    # The history of the content, for "what changed since fingerprint X" (changelog.py).
+    db.execute(
+        """
+        CREATE TABLE history(
+            version INTEGER PRIMARY KEY AUTOINCREMENT,
+            fingerprint TEXT NOT NULL,      -- of the content after this version's changes
+            at REAL NOT NULL
+        );
+        CREATE INDEX history_fingerprint ON history(fingerprint);
+        CREATE TABLE file_log(
+            version INTEGER NOT NULL,
+            path TEXT NOT NULL,             -- as files.path
+            old_hash TEXT,                  -- NULL: the note was not there
+            new_hash TEXT                   -- NULL: the note is gone
+        );
+        CREATE INDEX file_log_version ON file_log(version);
+        """
+    )
+    start_history(db)
+
+
+def new_generation() -> str:
+    return os.urandom(8).hex()
+
+
+# Numbered migrations: MIGRATIONS[i] takes a database from version i to i + 1.
+MIGRATIONS = [_schema_v1, _v1_to_v2, _v2_to_v3]

@@ -1,0 +1,340 @@
+"""The SQLite index of one collection: files, chunks, FTS5 words and sqlite-vec vectors.
+
+One file, `<collection>/.memo/index.db`, opened through apsw because the stdlib `sqlite3`
+of many Python builds cannot load extensions. All of memo's queries on an index are here;
+what makes a file memo's index (recognising, opening, migrating) is in `indexfile`. Every change
+goes through `write()`, one `BEGIN IMMEDIATE` transaction, so chunks, words and vectors never
+disagree on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import apsw
+import numpy as np
+
+from memo_core.files.fsafe import Folder
+from memo_core.index import opening
+from memo_core.index.history import CONTENT, ChangeLog
+from memo_core.index.rows import ChunkRow, FileState, from_stored, stored
+from memo_core.index.schema import new_generation
+from memo_core.index.wordsearch import WordSearch
+from memo_core.text import textnorm
+from memo_core.text.chunking import Chunk
+from memo_core.values import FileNote
+
+T = TypeVar("T")
+
+
+class Store(ChangeLog, WordSearch):
+    """An open index database. Not shared between threads without the caller's lock.
+
+    `Store.create` opens for writing (making and migrating the file as needed);
+    `Store.open_existing` opens for reading and never writes the index or its WAL;
+    `Store.look` reads the last committed state and writes nothing at all.
+    """
+
+    def __init__(self, db: apsw.Connection, path: Path) -> None:
+        self.db = db
+        self.path = path
+        self._stats: dict[str, tuple[int, int]] = {}
+        self._stats_key: tuple[int, int] | None = None
+
+    @classmethod
+    def create(cls, path: Path, root: Folder | None = None) -> Store:
+        """The index at `path` for writing, made and migrated as needed (`root`: the
+        collection's folder, through which its `.memo` is reached)."""
+        return cls(opening.open_for_writing(path, root), path)
+
+    @classmethod
+    def open_existing(cls, path: Path, root: Folder | None = None) -> Store | None:
+        """The index at `path` for reading, or None when there is none (yet)."""
+        db = opening.open_for_reading(path, root)
+        return cls(db, path) if db is not None else None
+
+    @classmethod
+    def look(cls, path: Path, read: Callable[[Store | None], T], root: Folder | None = None) -> T:
+        """What `read` finds in the index at `path` as last committed, read without writing
+        a byte (None: there is none yet); `read` may run more than once (`opening.look`)."""
+        return opening.look(path, lambda db: read(cls(db, path) if db is not None else None), root)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _scalar(self, sql: str, params: Sequence[object] = ()) -> Any:
+        row = self.db.execute(sql, params).fetchone()
+        return row[0] if row else None
+
+    def get_meta(self, key: str) -> str | None:
+        return opening.get_meta(self.db, key)
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    def set_identity(self, identity: dict[str, Any]) -> None:
+        with self.write():
+            self.set_meta("identity", json.dumps(identity, sort_keys=True))
+
+    def identity_change(self, want: dict[str, Any], model: str | None) -> str | None:
+        """None when this index was made as `want` and `model` would make it; else what
+        differs: names of settings, "model" for another model's vectors, or "" for an index
+        made before memo recorded its settings. A new, empty index takes `want` as its own."""
+        raw = self.get_meta("identity")
+        have = json.loads(raw) if raw else None
+        if have is None and not self._scalar("SELECT count(*) FROM files"):
+            self.set_identity(want)  # nothing in it was made another way
+            have = want
+        if have is None:
+            return ""
+        changed = sorted(k for k in want.keys() | have.keys() if want.get(k) != have.get(k))
+        if model is not None and self.get_meta("vec_model") not in (None, model):
+            changed.append("model")  # rebuilt aside: the old vectors answer meanwhile
+        return ", ".join(changed) or None
+
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        """One immediate transaction: all of it lands or none of it does."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+            self._close_version()  # the fingerprint this transaction led to, in the history
+        except BaseException:
+            self._version = None
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """A read transaction: every query inside sees the same committed state."""
+        self.db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.db.execute("COMMIT")
+
+    def replace_with(self, other: Store) -> None:
+        """Make this database a copy of `other`, atomically (SQLite's online backup), the
+        history of its content kept (the difference logged as one more version).
+
+        Readers in any process see the old content until the copy commits, then the new;
+        a crash midway leaves the old content, since the copy is one write transaction.
+        """
+        with other.write():
+            other.adopt_history(self)
+        with self.db.backup("main", other.db, "main") as b:
+            b.step(-1)
+
+    def walk_facts(self) -> tuple[list[str], int]:
+        """What the last walk found besides notes: folders it could not read, and how many
+        entries ignore rules left out."""
+        facts = json.loads(self.get_meta("walk") or "{}")
+        return list(facts.get("unreadable", [])), int(facts.get("ignored", 0))
+
+    def set_walk_facts(self, unreadable: list[str], ignored: int) -> None:
+        if (sorted(unreadable), ignored) != self.walk_facts():
+            with self.write():
+                facts = {"unreadable": sorted(unreadable), "ignored": ignored}
+                self.set_meta("walk", json.dumps(facts))
+
+    def mark_updated(self) -> None:
+        self.set_meta("updated_at", repr(time.time()))
+
+    # -- vectors' model -----------------------------------------------------------------
+
+    def use_model(self, model_id: str, dim: int) -> bool:
+        """Make the vector table belong to this model; True when old vectors were dropped."""
+        if self.get_meta("vec_model") == model_id and self.get_meta("vec_dim") == str(dim):
+            return False
+        with self.write():
+            self.db.execute("DROP TABLE IF EXISTS vec")
+            self.db.execute(
+                f"CREATE VIRTUAL TABLE vec USING vec0(embedding float[{int(dim)}] "
+                "distance_metric=cosine)"
+            )
+            self.db.execute("UPDATE chunks SET has_vec = 0")
+            self.set_meta("vec_model", model_id)
+            self.set_meta("vec_dim", str(dim))
+            self.set_meta("generation", new_generation())
+        return True
+
+    def vector_key(self) -> tuple[str | None, str | None, int]:
+        """(generation, model, dimension): while all three stay, a chunk id keeps its vector."""
+        dim = self.get_meta("vec_dim")
+        return self.get_meta("generation"), self.get_meta("vec_model"), int(dim or 0)
+
+    def vector_ids(self) -> np.ndarray:
+        if not self.has_vec_table():
+            return np.empty(0, np.int64)
+        return np.fromiter((r[0] for r in self.db.execute("SELECT rowid FROM vec")), np.int64)
+
+    def vectors(self, ids: np.ndarray | None, dim: int) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk ids, float32 matrix of their vectors): all of them, or these in order."""
+        if not self.has_vec_table():
+            return np.empty(0, np.int64), np.empty((0, dim), np.float32)
+        if ids is None:
+            pairs = list(self.db.execute("SELECT rowid, embedding FROM vec"))
+        else:  # vec0 point lookups
+            sql = "SELECT rowid, embedding FROM vec WHERE rowid = ?"
+            pairs = [self.db.execute(sql, (int(i),)).fetchone() for i in ids]
+        got = np.array([p[0] for p in pairs], np.int64)
+        blob = b"".join(p[1] for p in pairs)
+        return got, np.frombuffer(blob, np.float32).reshape(len(pairs), dim)
+
+    # -- files and chunks ---------------------------------------------------------------
+
+    def file_stats(self) -> dict[str, tuple[int, int]]:
+        """(mtime_ns, size) of every indexed file by path; read-only for the caller.
+
+        Kept between calls while nobody (this connection or another) has committed, so a
+        refresh that finds nothing changed costs no query beyond that check.
+        """
+        key = (self.data_version(), self.db.total_changes())
+        if self._stats_key != key:
+            rows = self.db.execute("SELECT path, mtime_ns, size FROM files")
+            self._stats = {
+                (path if path[:1] != "/" else from_stored(path)): (mtime, size)
+                for path, mtime, size in rows
+            }
+            self._stats_key = key
+        return self._stats
+
+    def file_record(self, path: str) -> FileState | None:
+        row = self.db.execute(
+            "SELECT id, mtime_ns, size, hash FROM files WHERE path = ?", (stored(path),)
+        ).fetchone()
+        return FileState(*row) if row else None
+
+    def touch_file(self, file_id: int, mtime_ns: int, size: int) -> None:
+        self.db.execute(
+            "UPDATE files SET mtime_ns = ?, size = ? WHERE id = ?", (mtime_ns, size, file_id)
+        )
+
+    def upsert_file(
+        self, path: str, mtime_ns: int, size: int, h: str, note: FileNote | None
+    ) -> int:
+        key = stored(path)
+        old = self._scalar(f"SELECT {CONTENT} FROM files WHERE path = ?", (key,))
+        self.db.execute(
+            "INSERT INTO files(path, mtime_ns, size, hash, note) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT(path) DO UPDATE SET mtime_ns = excluded.mtime_ns, "
+            "size = excluded.size, hash = excluded.hash, note = excluded.note",
+            (key, mtime_ns, size, h, note.value if note else None),
+        )
+        # What the row holds now, by the one rule (`CONTENT`: a FIFO has no content).
+        self._log_change(
+            key, old, self._scalar(f"SELECT {CONTENT} FROM files WHERE path = ?", (key,))
+        )
+        return int(self._scalar("SELECT id FROM files WHERE path = ?", (key,)))
+
+    def delete_file(self, file_id: int) -> None:
+        self.delete_chunks([cid for cid, _ in self.file_chunks(file_id)])
+        sql = f"SELECT path, {CONTENT} FROM files WHERE id = ?"
+        row = self.db.execute(sql, (file_id,)).fetchone()
+        self.db.execute("DELETE FROM files WHERE id = ?", (file_id,))
+        if row:
+            self._log_change(row[0], row[1], None)
+
+    def file_chunks(self, file_id: int) -> list[tuple[int, str]]:
+        """(chunk id, hash) of a file's chunks, in order."""
+        sql = "SELECT id, hash FROM chunks WHERE file_id = ? ORDER BY seq"
+        return list(self.db.execute(sql, (file_id,)))
+
+    def delete_chunks(self, ids: Iterable[int]) -> None:
+        has_vec = self.has_vec_table()
+        for cid in ids:
+            self.db.execute("DELETE FROM chunks WHERE id = ?", (cid,))
+            self.db.execute("DELETE FROM fts WHERE rowid = ?", (cid,))
+            if has_vec:
+                self.db.execute("DELETE FROM vec WHERE rowid = ?", (cid,))
+
+    def insert_chunk(self, file_id: int, seq: int, c: Chunk, h: str, path_words: str) -> int:
+        """A new chunk; FTS5 gets its body and, as its heading, the heading path and the
+        words of the note's path (`path_words`, normalised), all as normalised words."""
+        self.db.execute(
+            "INSERT INTO chunks(file_id, seq, line, heading, text, hash) VALUES (?, ?, ?, ?, ?, ?)",
+            (file_id, seq, c.line, c.heading, c.text, h),
+        )
+        cid = self.db.last_insert_rowid()
+        heading = f"{textnorm.normalize(c.heading)} {path_words}".strip()
+        self.db.execute(
+            "INSERT INTO fts(rowid, heading, body) VALUES (?, ?, ?)",
+            (cid, heading, textnorm.normalize(c.text)),
+        )
+        return cid
+
+    def move_chunk(self, chunk_id: int, seq: int, line: int) -> None:
+        self.db.execute("UPDATE chunks SET seq = ?, line = ? WHERE id = ?", (seq, line, chunk_id))
+
+    def set_vector(self, chunk_id: int, vector: np.ndarray | bytes) -> None:
+        blob = vector if isinstance(vector, bytes) else np.asarray(vector, np.float32).tobytes()
+        self.db.execute(
+            "INSERT OR REPLACE INTO vec(rowid, embedding) VALUES (?, ?)", (chunk_id, blob)
+        )
+        self.db.execute("UPDATE chunks SET has_vec = 1 WHERE id = ?", (chunk_id,))
+
+    def vectors_for_hashes(self, hashes: Iterable[str]) -> dict[str, bytes]:
+        """Stored vectors of chunks with these hashes, so unchanged text is never re-embedded."""
+        if not self.has_vec_table():
+            return {}
+        found: dict[str, bytes] = {}
+        for h in hashes:
+            row = self.db.execute(
+                "SELECT v.embedding FROM chunks c JOIN vec v ON v.rowid = c.id "
+                "WHERE c.hash = ? AND c.has_vec = 1 LIMIT 1",
+                (h,),
+            ).fetchone()
+            if row:
+                found[h] = row[0]
+        return found
+
+    def chunks_without_vectors(self, limit: int) -> list[tuple[int, str, str, str]]:
+        """(id, heading, text, hash) of chunks that have no vector yet, oldest first."""
+        sql = "SELECT id, heading, text, hash FROM chunks WHERE has_vec = 0 ORDER BY id LIMIT ?"
+        return list(self.db.execute(sql, (limit,)))
+
+    def count_without_vectors(self) -> int:
+        return int(self._scalar("SELECT count(*) FROM chunks WHERE has_vec = 0"))
+
+    # -- reading ------------------------------------------------------------------------
+
+    def counts(self) -> tuple[int, int, int]:
+        """(indexed files, chunks, skipped files)."""
+        total = self._scalar("SELECT count(*) FROM files")
+        skipped = self._scalar(
+            "SELECT count(*) FROM files WHERE note IS NOT NULL AND note NOT LIKE 'cut%'"
+        )
+        return total - skipped, self._scalar("SELECT count(*) FROM chunks"), skipped
+
+    def notes(self) -> list[tuple[str, FileNote]]:
+        """(path, note) of every file that was skipped or cut."""
+        rows = self.db.execute("SELECT path, note FROM files WHERE note IS NOT NULL")
+        return [(from_stored(path), FileNote.parse(note)) for path, note in rows]
+
+    def data_version(self) -> int:
+        """Changes whenever another connection (thread or process) commits to this file."""
+        return int(self._scalar("PRAGMA data_version"))
+
+    def chunk_rows(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        return {
+            cid: ChunkRow(cid, from_stored(path), line, heading, text)
+            for cid, path, line, heading, text in self.db.execute(
+                "SELECT c.id, f.path, c.line, c.heading, c.text FROM chunks c "
+                f"JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
+                tuple(ids),
+            )
+        }
+
+    def has_vec_table(self) -> bool:
+        return bool(
+            self._scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vec'")
+        )

