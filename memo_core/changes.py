@@ -1,6 +1,6 @@
 """What changed under a path since a fingerprint, over the collections the path spans.
 
-One collection's fingerprint is its index's (changelog.py). Under a path that holds several
+One collection's fingerprint is its index's (index/history.py). Under a path that holds several
 (or one below it), each part also names where its collection lies below the path
 (`<fingerprint>@<folder, base64url>`), and the parts are joined by "." in path order. So a
 collection that appeared is all added, and one renamed or moved under the path is its old
@@ -113,9 +113,9 @@ def _read(c: Collection, since: list[str], *, own: bool) -> _Read:
         if s is None:  # not indexed yet: empty
             empty = {fp: Delta([], [], []) if fp == EMPTY_FINGERPRINT else None for fp in since}
             return _Read(EMPTY_FINGERPRINT, [], empty)
-        deltas = {fp: s.delta_since(fp) for fp in set(since)}
+        deltas = {fp: s.history.delta_since(fp) for fp in set(since)}
         listed = not own or None in deltas.values()
-        return _Read(s.fingerprint(), s.paths() if listed else None, deltas)
+        return _Read(s.history.fingerprint(), s.history.paths() if listed else None, deltas)
 
 
 def _paths(c: Collection, r: _Read) -> list[str]:
@@ -123,7 +123,7 @@ def _paths(c: Collection, r: _Read) -> list[str]:
     if r.paths is not None:
         return r.paths
     with c.snapshot() as s:
-        return s.paths() if s is not None else []
+        return s.history.paths() if s is not None else []
 
 
 def _where(base: Path, c: Collection) -> str | None:

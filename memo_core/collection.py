@@ -245,7 +245,7 @@ class Collection:
             notes=s.notes() if s else [],
             index_path=str(self.db_path),
             location_note=self.location_note,
-            fingerprint=s.fingerprint() if s else EMPTY_FINGERPRINT,
+            fingerprint=s.history.fingerprint() if s else EMPTY_FINGERPRINT,
             refreshed_at=max(self.refreshed_at or 0.0, float(updated or 0.0)) or None,
             unreadable_folders=unreadable,
             ignored=ignored,

@@ -249,7 +249,7 @@ def _versions(store: Store, n: int, start: int = 0) -> list[str]:
     for i in range(start, start + n):
         with store.write():
             store.upsert_file("note.md", i, 1, f"hash-{i}", None)
-        fingerprints.append(store.fingerprint())
+        fingerprints.append(store.history.fingerprint())
     return fingerprints
 
 
@@ -259,7 +259,7 @@ def test_history_keeps_1000_versions_or_90_days(tmp_path: Path) -> None:
         old = _versions(store, 150)
         recent = _versions(store, KEEP_VERSIONS + 50, start=150)
         # All within 90 days: nothing is dropped, however many versions.
-        assert store.delta_since(old[0]) is not None
+        assert store.history.delta_since(old[0]) is not None
         # Make the first 300 versions older than the bound; the next prune drops those
         # beyond the last KEEP_VERSIONS (and only those).
         with store.write():
@@ -268,9 +268,9 @@ def test_history_keeps_1000_versions_or_90_days(tmp_path: Path) -> None:
                 (time.time() - (KEEP_DAYS + 1) * 86400,),
             )
         _versions(store, 100, start=10_000)
-        assert store.delta_since(old[0]) is None  # older than both bounds: expired
+        assert store.history.delta_since(old[0]) is None  # older than both bounds: expired
         kept = recent[-KEEP_VERSIONS + 100]
-        delta = store.delta_since(kept)
+        delta = store.history.delta_since(kept)
         assert delta is not None and delta.changed == ["note.md"]
         assert store.db.execute("SELECT min(version) FROM file_log").fetchone()[0] > 150
     finally:

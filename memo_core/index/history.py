@@ -8,8 +8,8 @@ the content is (up to digest collisions), the same across runs and machines. Sho
 back sums to what it was.
 
 Kept: at least the last `KEEP_VERSIONS` versions and every version of the last `KEEP_DAYS`
-days, whichever is more. Part of the store (the Store class inherits this one), in its own
-module only to keep each module short.
+days, whichever is more. The store holds one `History` (`Store.history`) on its own
+connection and tells it of every change inside its write transactions (`Store.write`).
 """
 
 from __future__ import annotations
@@ -83,82 +83,89 @@ class Delta:
         return self.added, self.changed, self.removed
 
 
-class ChangeLog:
-    """Logs content changes inside the store's write transactions (see `Store.write`)."""
+class History:
+    """The history of one index's content, on the store's connection: the store logs each
+    change of a note here inside its write transaction (`log_change`), then closes the
+    version it made (`close_version`) or drops it with the transaction (`drop_version`)."""
 
-    db: apsw.Connection
-    _version: int | None = None  # this transaction's version, once it changed anything
-    _total: int = 0
+    def __init__(self, db: apsw.Connection) -> None:
+        self._db = db
+        self._version: int | None = None  # this transaction's version, once it changed anything
+        self._total = 0  # the fingerprint sum as this transaction has left it so far
 
-    def _log_change(self, path: str, old: str | None, new: str | None) -> None:
-        """A note's content hash went from `old` to `new` (None: absent) in this transaction."""
+    # -- writing, inside the store's write transactions -----------------------------------
+
+    def log_change(self, path: str, old: str | None, new: str | None) -> None:
+        """A note's content hash went from `old` to `new` (None: absent) in this transaction
+        (`path` as stored)."""
         if old == new:
             return
         if self._version is None:
             self._total = self._sum()
-            self.db.execute("INSERT INTO history(fingerprint, at) VALUES ('', ?)", (time.time(),))
-            self._version = self.db.last_insert_rowid()
-        self.db.execute(
+            self._db.execute("INSERT INTO history(fingerprint, at) VALUES ('', ?)", (time.time(),))
+            self._version = self._db.last_insert_rowid()
+        self._db.execute(
             "INSERT INTO file_log(version, path, old_hash, new_hash) VALUES (?, ?, ?, ?)",
             (self._version, path, old, new),
         )
         self._total = (self._total - item(path, old) + item(path, new)) % _MOD
 
-    def _close_version(self) -> None:
+    def close_version(self) -> None:
         """At the end of a write transaction: record the fingerprint it led to."""
         if self._version is None:
             return
-        self.db.execute(
+        self._db.execute(
             "UPDATE history SET fingerprint = ? WHERE version = ?",
             (shown(self._total), self._version),
         )
-        self._set_sum(self._total)
+        _store_sum(self._db, self._total)
         if self._version % 100 == 0:
             self._prune()
         self._version = None
 
+    def drop_version(self) -> None:
+        """The write transaction is rolled back: the version it made goes with it."""
+        self._version = None
+
     def _prune(self) -> None:
         horizon = time.time() - KEEP_DAYS * 86400
-        self.db.execute(
+        self._db.execute(
             "DELETE FROM history WHERE version < ? AND at < ?",
             ((self._version or 0) - KEEP_VERSIONS, horizon),
         )
-        self.db.execute(
+        self._db.execute(
             "DELETE FROM file_log WHERE version < (SELECT coalesce(min(version), 0) FROM history)"
         )
 
-    def adopt_history(self, live: ChangeLog) -> None:
+    def adopt(self, live: History) -> None:
         """Take over `live`'s history, then log what differs from it as one more version
         (call inside a write transaction): this fresh index is about to replace `live`, and
         fingerprints given out before that still get exact deltas."""
-        then = dict(live.db.execute(f"SELECT path, {CONTENT} FROM files"))
-        now = dict(self.db.execute(f"SELECT path, {CONTENT} FROM files"))
-        self.db.execute("DELETE FROM history")
-        self.db.execute("DELETE FROM file_log")
+        then = dict(live._db.execute(f"SELECT path, {CONTENT} FROM files"))
+        now = dict(self._db.execute(f"SELECT path, {CONTENT} FROM files"))
+        self._db.execute("DELETE FROM history")
+        self._db.execute("DELETE FROM file_log")
         copy = [
             ("history", "version, fingerprint, at"),
             ("file_log", "version, path, old_hash, new_hash"),
         ]
         for table, columns in copy:
             marks = ", ".join("?" * (columns.count(",") + 1))
-            rows = live.db.execute(f"SELECT {columns} FROM {table} ORDER BY rowid")
-            self.db.executemany(f"INSERT INTO {table}({columns}) VALUES ({marks})", rows)
+            rows = live._db.execute(f"SELECT {columns} FROM {table} ORDER BY rowid")
+            self._db.executemany(f"INSERT INTO {table}({columns}) VALUES ({marks})", rows)
         # Counted again, not copied: an index migrated by a memo that counted FIFOs in its
         # sum gets the right one here, as a version of its own (so both the fingerprint it
         # gave out and the right one get exact deltas).
-        total = content_sum(live.db)
-        self._set_sum(total)
+        total = content_sum(live._db)
+        _store_sum(self._db, total)
         if total != live._sum():
-            _add_version(self.db, total)
+            _add_version(self._db, total)
         for path in sorted(then.keys() | now.keys()):
-            self._log_change(path, then.get(path), now.get(path))
+            self.log_change(path, then.get(path), now.get(path))
 
     def _sum(self) -> int:
-        row = self.db.execute("SELECT value FROM meta WHERE key = 'fingerprint_sum'").fetchone()
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'fingerprint_sum'").fetchone()
         return int(row[0], 16) if row else 0
-
-    def _set_sum(self, total: int) -> None:
-        _store_sum(self.db, total)
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -169,27 +176,28 @@ class ChangeLog:
     def paths(self) -> list[str]:
         """Every indexed note's relative path, sorted."""
         sql = f"SELECT path FROM files WHERE {CONTENT} IS NOT NULL"
-        return sorted(from_stored(p) for (p,) in self.db.execute(sql))
+        return sorted(from_stored(p) for (p,) in self._db.execute(sql))
 
     def delta_since(self, fingerprint: str) -> Delta | None:
         """What changed since the content had `fingerprint` (its latest such version);
         None when that fingerprint is unknown here or no longer kept."""
         if fingerprint == self.fingerprint():
             return Delta([], [], [])
-        row = self.db.execute(
+        row = self._db.execute(
             "SELECT max(version) FROM history WHERE fingerprint = ?", (fingerprint,)
         ).fetchone()
         if row is None or row[0] is None:
             return None
         then: dict[str, str | None] = {}  # each path's content at that version
-        for path, old in self.db.execute(
+        for path, old in self._db.execute(
             "SELECT path, old_hash FROM file_log WHERE version > ? ORDER BY version, rowid",
             (row[0],),
         ):
             then.setdefault(path, old)
         added, changed, removed = [], [], []
         for path, old in then.items():
-            now = self.db.execute(f"SELECT {CONTENT} FROM files WHERE path = ?", (path,)).fetchone()
+            sql = f"SELECT {CONTENT} FROM files WHERE path = ?"
+            now = self._db.execute(sql, (path,)).fetchone()
             new = now[0] if now else None
             if old is None and new is not None:
                 added.append(from_stored(path))

@@ -1,8 +1,8 @@
-"""The index's schema, as numbered migrations applied on open (by `indexfile`).
+"""The index's schema, as numbered migrations applied on open (by `opening`).
 
 Schema 2: chunk ids come from AUTOINCREMENT, so an id is never given to another chunk while
 the database lives (a reader's vector cache keys on ids); skip notes are codes. Schema 3
-(this memo): the history of the content, started by `changelog.start_history`, so that its
+(this memo): the history of the content, started by `history.start_history`, so that its
 fingerprint follows the one rule there.
 """
 
@@ -93,7 +93,7 @@ def _v1_to_v2(db: apsw.Connection) -> None:
 
 
 def _v2_to_v3(db: apsw.Connection) -> None:
-    # The history of the content, for "what changed since fingerprint X" (changelog.py).
+    # The history of the content, for "what changed since fingerprint X" (history.py).
     db.execute(
         """
         CREATE TABLE history(

@@ -1,10 +1,11 @@
 """The SQLite index of one collection: files, chunks, FTS5 words and sqlite-vec vectors.
 
 One file, `<collection>/.memo/index.db`, opened through apsw because the stdlib `sqlite3`
-of many Python builds cannot load extensions. All of memo's queries on an index are here;
-what makes a file memo's index (recognising, opening, migrating) is in `indexfile`. Every change
-goes through `write()`, one `BEGIN IMMEDIATE` transaction, so chunks, words and vectors never
-disagree on disk.
+of many Python builds cannot load extensions. memo's queries on an index's notes are here,
+word search (FTS5, BM25) among them; those on the history of its content are in `history`,
+held as `Store.history`; what makes a file memo's index (recognising, opening, migrating) is
+in `opening` and `schema`. Every change goes through `write()`, one `BEGIN IMMEDIATE`
+transaction, so chunks, words, vectors and the history never disagree on disk.
 """
 
 from __future__ import annotations
@@ -21,10 +22,9 @@ import numpy as np
 
 from memo_core.files.fsafe import Folder
 from memo_core.index import opening
-from memo_core.index.history import CONTENT, ChangeLog
+from memo_core.index.history import CONTENT, History
 from memo_core.index.rows import ChunkRow, FileState, from_stored, stored
 from memo_core.index.schema import new_generation
-from memo_core.index.wordsearch import WordSearch
 from memo_core.text import textnorm
 from memo_core.text.chunking import Chunk
 from memo_core.values import FileNote
@@ -32,7 +32,7 @@ from memo_core.values import FileNote
 T = TypeVar("T")
 
 
-class Store(ChangeLog, WordSearch):
+class Store:
     """An open index database. Not shared between threads without the caller's lock.
 
     `Store.create` opens for writing (making and migrating the file as needed);
@@ -43,6 +43,7 @@ class Store(ChangeLog, WordSearch):
     def __init__(self, db: apsw.Connection, path: Path) -> None:
         self.db = db
         self.path = path
+        self.history = History(db)  # the content's history: fingerprint, deltas
         self._stats: dict[str, tuple[int, int]] = {}
         self._stats_key: tuple[int, int] | None = None
 
@@ -103,9 +104,9 @@ class Store(ChangeLog, WordSearch):
         self.db.execute("BEGIN IMMEDIATE")
         try:
             yield
-            self._close_version()  # the fingerprint this transaction led to, in the history
+            self.history.close_version()  # the fingerprint this transaction led to
         except BaseException:
-            self._version = None
+            self.history.drop_version()
             self.db.execute("ROLLBACK")
             raise
         self.db.execute("COMMIT")
@@ -127,7 +128,7 @@ class Store(ChangeLog, WordSearch):
         a crash midway leaves the old content, since the copy is one write transaction.
         """
         with other.write():
-            other.adopt_history(self)
+            other.history.adopt(self.history)
         with self.db.backup("main", other.db, "main") as b:
             b.step(-1)
 
@@ -228,7 +229,7 @@ class Store(ChangeLog, WordSearch):
             (key, mtime_ns, size, h, note.value if note else None),
         )
         # What the row holds now, by the one rule (`CONTENT`: a FIFO has no content).
-        self._log_change(
+        self.history.log_change(
             key, old, self._scalar(f"SELECT {CONTENT} FROM files WHERE path = ?", (key,))
         )
         return int(self._scalar("SELECT id FROM files WHERE path = ?", (key,)))
@@ -239,7 +240,7 @@ class Store(ChangeLog, WordSearch):
         row = self.db.execute(sql, (file_id,)).fetchone()
         self.db.execute("DELETE FROM files WHERE id = ?", (file_id,))
         if row:
-            self._log_change(row[0], row[1], None)
+            self.history.log_change(row[0], row[1], None)
 
     def file_chunks(self, file_id: int) -> list[tuple[int, str]]:
         """(chunk id, hash) of a file's chunks, in order."""
@@ -302,6 +303,66 @@ class Store(ChangeLog, WordSearch):
     def count_without_vectors(self) -> int:
         return int(self._scalar("SELECT count(*) FROM chunks WHERE has_vec = 0"))
 
+    # -- word search (FTS5) ------------------------------------------------------------
+
+    def lex(
+        self, terms: Sequence[str], limit: int, weights: tuple[float, float]
+    ) -> list[tuple[int, float]]:
+        """Chunk ids and BM25 scores (higher is better) of the `limit` best chunks holding
+        any of `terms` (normalised words), best first; `weights`: BM25 weights of the
+        heading and the body."""
+        if not terms:
+            return []
+        return [
+            (cid, -score)
+            for cid, score in self.db.execute(
+                "SELECT rowid, bm25(fts, ?, ?) AS r FROM fts WHERE fts MATCH ? ORDER BY r LIMIT ?",
+                (*weights, _any_of(terms), limit),
+            )
+        ]
+
+    def named(self, terms: Sequence[str], among: Sequence[int]) -> list[int]:
+        """Those of the chunks `among` whose heading column (their heading path and their
+        note's path words) holds every one of `terms`: the query names them."""
+        if not terms or not among:
+            return []
+        # Every chunk so named, then those among the candidates: the same match restricted
+        # by `rowid IN (…)` measured 160 times slower (39 ms against 0.24 ms, office-dev-en).
+        match = f"heading : ({' AND '.join(_quoted(terms))})"
+        named = {
+            cid for (cid,) in self.db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (match,))
+        }
+        return [cid for cid in among if cid in named]
+
+    def near(
+        self, terms: Sequence[str], limit: int, weights: tuple[float, float], window: int
+    ) -> dict[int, float]:
+        """BM25 scores (higher is better) of the `limit` best chunks where two of `terms`
+        that are adjacent in the query stand within `window` words of each other."""
+        quoted = _quoted(terms)
+        pairs = [f"NEAR({a} {b}, {int(window)})" for a, b in zip(quoted, quoted[1:], strict=False)]
+        if not pairs:
+            return {}
+        return {
+            cid: -score
+            for cid, score in self.db.execute(
+                "SELECT rowid, bm25(fts, ?, ?) AS r FROM fts WHERE fts MATCH ? ORDER BY r LIMIT ?",
+                (*weights, " OR ".join(pairs), limit),
+            )
+        }
+
+    def term_stats(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """The number of chunks, and in how many each of these (normalised) words occurs
+        (absent words left out): FTS5's own counts, read through a vocabulary table."""
+        self.db.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, 'fts', 'row')"
+        )
+        marks = ",".join("?" * len(terms))
+        sql = f"SELECT term, doc FROM temp.vocab WHERE term IN ({marks})"
+        docs = dict(self.db.execute(sql, tuple(terms))) if terms else {}
+        row = self.db.execute("SELECT count(*) FROM chunks").fetchone()
+        return int(row[0] if row else 0), docs
+
     # -- reading ------------------------------------------------------------------------
 
     def counts(self) -> tuple[int, int, int]:
@@ -338,3 +399,12 @@ class Store(ChangeLog, WordSearch):
         return bool(
             self._scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vec'")
         )
+
+
+def _quoted(terms: Sequence[str]) -> list[str]:
+    # Each term quoted, so no user text is FTS5 syntax (terms are \w+ runs: no quotes).
+    return [f'"{t}"' for t in terms]
+
+
+def _any_of(terms: Sequence[str]) -> str:
+    return " OR ".join(_quoted(terms))
