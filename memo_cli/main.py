@@ -229,10 +229,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     # On a terminal a search waits for its index (with a progress bar); a script (--json,
     # a pipe) gets an answer within the refresh budget.
     interactive = not getattr(args, "json", False) and sys.stdout.isatty()
-    engine = Engine(
-        refresh_budget_s=None if interactive else refresh_budget(),
-        notify=args.command == "watch",  # a long-lived process: learn changes from the OS
-    )
+    try:
+        engine = Engine(
+            refresh_budget_s=None if interactive else refresh_budget(),
+            notify=args.command == "watch",  # a long-lived process: learn changes from the OS
+        )
+    except MemoError as e:  # an OS memo cannot run on (Windows)
+        _say(str(e))
+        return 1
     try:
         args.func(engine, args)
     except MemoError as e:

@@ -23,6 +23,7 @@ from memo_core.errors import InvalidArgumentError, ModelUnavailableError
 from memo_core.files.confine import check_inside, real_path
 from memo_core.files.discovery import discover, resolve_path
 from memo_core.files.feed import Inotify
+from memo_core.files.fsafe import require_supported
 from memo_core.files.walker import is_within
 from memo_core.index.indexer import ProgressFn, RefreshStats
 from memo_core.index.jobs import wait_within
@@ -75,6 +76,7 @@ class Engine:
         notify: bool = False,
         max_open: int = MAX_OPEN,
     ) -> None:
+        require_supported()  # Windows: one clear error (UnsupportedPlatformError), nothing else
         self.tuning = tuning or Tuning()
         self.models = models or ModelSource()
         self.refresh_budget_s = refresh_budget_s

@@ -49,3 +49,7 @@ class FolderChangedError(MemoError):
 
 class ResourceLimitError(MemoError):
     """memo ran out of a system resource (open files): a limit to raise, not a damaged index."""
+
+
+class UnsupportedPlatformError(MemoError):
+    """This OS has no folder descriptors (openat, O_NOFOLLOW), which memo needs: use WSL."""

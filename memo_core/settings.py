@@ -25,12 +25,9 @@ def model_name() -> str | None:
 
 
 def cache_dir() -> Path:
-    """MEMO_CACHE_DIR, else $XDG_CACHE_HOME/memo or ~/.cache/memo (Windows: LOCALAPPDATA)."""
+    """MEMO_CACHE_DIR, else $XDG_CACHE_HOME/memo or ~/.cache/memo (memo runs on POSIX only)."""
     if value := os.environ.get(CACHE_DIR):
         return Path(value).expanduser()
-    if os.name == "nt":
-        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
-        return Path(base) / "memo" / "Cache"
     xdg = os.environ.get("XDG_CACHE_HOME")
     return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "memo"
 

@@ -201,6 +201,7 @@ def session_ping(url: str, sid: str) -> int:
     return request("POST", url, call("ping"), {"Mcp-Session-Id": sid})[0]
 
 
+@pytest.mark.slow  # 2,000 sessions, about 11 s: the book's rules run by default (below)
 def test_a_flood_of_initialize_cannot_lock_clients_out(tmp_path: Path) -> None:
     http = HttpServer(tmp_path, free_port())
     http.wait_ready()

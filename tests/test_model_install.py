@@ -201,7 +201,7 @@ def test_pip_failure_reports_pip_stderr(tmp_path: Path, monkeypatch: pytest.Monk
     assert _leftovers(target.parent) == []
 
 
-@pytest.mark.skipif(os.name == "nt", reason="POSIX cache locations")
+@pytest.mark.skipif(os.name == "nt", reason="Path.home() reads USERPROFILE there, not HOME")
 def test_cache_dir_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))

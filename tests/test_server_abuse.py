@@ -142,6 +142,7 @@ def test_any_id_is_answered_or_refused_over_http(http_server: HttpServer) -> Non
 # -- sessions -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # 520 proven sessions, about 9 s: test_http_plain's book tests run by default
 def test_a_flood_of_sessions_never_ends_one_in_use(tmp_path: Path) -> None:
     server = HttpServer(tmp_path, free_port())
     server.wait_ready()

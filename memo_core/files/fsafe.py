@@ -14,7 +14,8 @@ an error, never a detour), and reaches everything below it relative to that desc
   the root, or names an absolute path outside it, is refused whatever lies there.
 
 A swap at any moment therefore gives an error or a skipped file, never another file's
-bytes. Needs `openat` (os.supports_dir_fd): Linux, macOS and the BSDs.
+bytes. Needs `openat` (os.supports_dir_fd): Linux, macOS and the BSDs; elsewhere (Windows)
+the Engine refuses to start (`require_supported`).
 """
 
 from __future__ import annotations
@@ -25,12 +26,25 @@ import os
 import stat
 import sys
 
-from memo_core.errors import FolderChangedError, MemoError, PathNotFoundError, ResourceLimitError
+from memo_core.errors import (
+    FolderChangedError,
+    MemoError,
+    PathNotFoundError,
+    ResourceLimitError,
+    UnsupportedPlatformError,
+)
+
+
+def _flag(name: str) -> int:
+    """os.O_<name>, or 0 where the OS has none (Windows: memo refuses to run there, see
+    `require_supported`, but the package imports, so `memo --version` and that error work)."""
+    return int(getattr(os, name, 0))
+
 
 # A folder opened to be listed or to open names in it.
-DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+DIR_FLAGS = os.O_RDONLY | _flag("O_DIRECTORY") | _flag("O_NOFOLLOW") | _flag("O_CLOEXEC")
 # A file opened to be read: never blocking (a FIFO swapped in would hang the reader).
-READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+READ_FLAGS = os.O_RDONLY | _flag("O_NOFOLLOW") | _flag("O_NONBLOCK") | _flag("O_CLOEXEC")
 MAX_LINKS = 40  # as the kernel's own limit on links followed in one lookup
 # What opening a symlink with O_NOFOLLOW gives: ELOOP, or ENOTDIR with O_DIRECTORY on
 # Linux, EMLINK on FreeBSD.
@@ -48,6 +62,27 @@ class Escape(OSError):
 
 class NotRegularFile(OSError):
     """A FIFO, device or socket where a note was expected: never read (it could block)."""
+
+
+def supported() -> bool:
+    """Whether this OS gives what the confinement needs: folders opened as descriptors and
+    names opened relative to them (`dir_fd`) without following a symlink. Not Windows."""
+    return (
+        os.open in os.supports_dir_fd
+        and os.stat in os.supports_dir_fd
+        and all(hasattr(os, name) for name in ("O_DIRECTORY", "O_NOFOLLOW", "O_NONBLOCK"))
+    )
+
+
+def require_supported() -> None:
+    """The engine's first step: on an OS without descriptors for folders, one clear error
+    instead of failures deep inside (every file memo reads is reached through them)."""
+    if not supported():
+        raise UnsupportedPlatformError(
+            f"this system ({sys.platform}) has no folder descriptors (openat, O_NOFOLLOW), "
+            "through which memo reads every note: run memo in WSL (Windows Subsystem for "
+            "Linux), or on Linux or macOS"
+        )
 
 
 def identity(st: os.stat_result) -> Identity:
