@@ -27,21 +27,17 @@ from memo_core.errors import (
     ModelInstallError,
     ModelUnavailableError,
     NoCollectionError,
+    NotANoteError,
+    NoteNotFoundError,
+    NoteUnreadableError,
     OutsideRootsError,
     PathNotFoundError,
     ResourceLimitError,
 )
 from memo_core.files.confine import allowed_roots, confine
 from memo_core.files.discovery import resolve_path
-from memo_core.files.fsafe import Escape, Folder, NotRegularFile, open_collection
-from memo_core.files.walker import (
-    find_indexes,
-    index_path,
-    is_note_path,
-    is_within,
-    relevant_change,
-    scan,
-)
+from memo_core.files.notes import NoteText
+from memo_core.files.walker import find_indexes, index_path, relevant_change
 from memo_core.formatting import (
     changes_data,
     file_note_text,
@@ -120,9 +116,7 @@ __all__ = [
     "DEFAULT_SOURCE",
     "Embedder",
     "Engine",
-    "Escape",
     "FileNote",
-    "Folder",
     "FolderChangedError",
     "Hit",
     "IndexBusyError",
@@ -138,7 +132,10 @@ __all__ = [
     "ModelSource",
     "ModelUnavailableError",
     "NoCollectionError",
-    "NotRegularFile",
+    "NotANoteError",
+    "NoteNotFoundError",
+    "NoteText",
+    "NoteUnreadableError",
     "Notice",
     "NoticeKind",
     "OutsideRootsError",
@@ -169,17 +166,13 @@ __all__ = [
     "install_command",
     "install_named",
     "is_installed",
-    "is_note_path",
-    "is_within",
     "iso_time",
     "load_model_dir",
     "notice_text",
-    "open_collection",
     "refresh_budget",
     "relevant_change",
     "resolve_model_dir",
     "resolve_path",
-    "scan",
     "settings",
     "shown",
 ]

@@ -24,6 +24,7 @@ from memo_core.files.confine import check_inside, real_path
 from memo_core.files.discovery import discover, resolve_path
 from memo_core.files.feed import Inotify
 from memo_core.files.fsafe import require_supported
+from memo_core.files.notes import NoteText, note_paths, read_note
 from memo_core.files.walker import is_within
 from memo_core.index.indexer import ProgressFn, RefreshStats
 from memo_core.index.jobs import wait_within
@@ -361,6 +362,23 @@ class Engine:
         except ModelUnavailableError:
             embedder = None  # words now; vectors are filled in by the next search
         return sum(c.rebuild(embedder, progress) for c in self.collections(path))
+
+    # -- notes ----------------------------------------------------------------------------
+
+    def note(self, folder: UserPath, rel: str, *, limit: int) -> NoteText:
+        """Note `rel` ('/' between folders) below `folder`, at most `limit` bytes of it (cut
+        at a line end), if a search could find it there: judged by the walker's rules from
+        the collection that holds `folder`, read through its descriptor (files/notes.py).
+        NotANoteError, NoteNotFoundError or NoteUnreadableError say why not."""
+        base = resolve_path(folder)
+        check_inside(base, self.roots, folder)
+        return read_note(base, rel, limit, self.roots)
+
+    def note_paths(self, folder: UserPath) -> list[str]:
+        """The notes a search could find below `folder`, relative to it, sorted."""
+        base = resolve_path(folder)
+        check_inside(base, self.roots, folder)
+        return note_paths(base, self.roots)
 
 
 def _one_activity_line(notices: list[Notice]) -> list[Notice]:

@@ -53,3 +53,15 @@ class ResourceLimitError(MemoError):
 
 class UnsupportedPlatformError(MemoError):
     """This OS has no folder descriptors (openat, O_NOFOLLOW), which memo needs: use WSL."""
+
+
+class NotANoteError(MemoError):
+    """A path names no note memo indexes (hidden, ignored, not *.md): read one a search found."""
+
+
+class NoteNotFoundError(PathNotFoundError):
+    """No note at that path (moved or deleted since it was listed): search again for it."""
+
+
+class NoteUnreadableError(MemoError):
+    """A note exists but cannot be read (permissions, I/O error): fix that, then read again."""

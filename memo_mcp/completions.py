@@ -25,8 +25,9 @@ from mcp.types import (
     ResourceTemplateReference,
 )
 
-from memo_core import MemoError, confine, open_collection, scan, shown
+from memo_core import MemoError, confine, shown
 
+from .lazy import LazyEngine
 from .places import Places, Recent, as_written
 from .prompts import PATH_PROMPTS
 from .resources import LISTING, NOTE_TEMPLATE, find_indexed_collections
@@ -49,16 +50,19 @@ def sendable(name: str) -> bool:
     return shown(name) == name
 
 
-def note_paths(collection: str, roots: Sequence[Path]) -> list[str]:
-    """The notes of a collection, relative to it; none when it is not a folder in the roots."""
+def note_paths(engines: LazyEngine, collection: str, roots: Sequence[Path]) -> list[str]:
+    """The notes of a collection that `memo://note` serves (`Engine.note_paths`), relative
+    to it; none when it is not a folder in the roots."""
     try:
-        with open_collection(confine(collection, list(roots))) as root:
-            return sorted(p for p in scan(root).files if sendable(p))
+        listed = engines.get().note_paths(confine(collection, list(roots)))
     except MemoError:
         return []
+    return [p for p in listed if sendable(p)]
 
 
-def register_completions(server: MCPServer, roots: Sequence[Path], places: Places) -> None:
+def register_completions(
+    server: MCPServer, roots: Sequence[Path], engines: LazyEngine, places: Places
+) -> None:
     # A list can be long (a folder of 30,000 notes): a few are kept, the most recent.
     lists: Recent[list[str]] = Recent(places, TTL_S, size=8)
 
@@ -87,7 +91,10 @@ def register_completions(server: MCPServer, roots: Sequence[Path], places: Place
             if not chosen:
                 return None
             found = await lists.get(
-                ("notes", chosen), as_written(chosen), lambda: note_paths(chosen, roots), WAIT_S
+                ("notes", chosen),
+                as_written(chosen),
+                lambda: note_paths(engines, chosen, roots),
+                WAIT_S,
             )
             return matching(found or [], argument.value)
         return None

@@ -37,16 +37,12 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INTERNAL_ERROR, INVALID_PARAMS
 
 from memo_core import (
-    Escape,
     MemoError,
-    NotRegularFile,
+    NoteNotFoundError,
     changes_data,
-    confine,
     find_indexes,
     for_terminal,
-    is_note_path,
     iso_time,
-    open_collection,
     shown,
 )
 from memo_mcp.lazy import LazyEngine
@@ -194,18 +190,10 @@ def _refuse(uri: str, text: str) -> MCPError:
     return MCPError(code=INVALID_PARAMS, message=for_terminal(text), data={"uri": uri})
 
 
-def read_note(collection: str, path: str, roots: Roots) -> str:
-    """The text of note `path` (relative) in folder `collection`, both inside the roots."""
-    uri = note_uri(collection, path)
-    try:
-        base = confine(collection, list(roots))
-    except MemoError as e:
-        raise _refuse(uri, str(e)) from e
-    return read_below(base, path, uri)
-
-
-def read_below(base: Path, path: str, uri: str) -> str:
-    """The text of note `path` (relative, '/' between folders) in the confined folder `base`.
+def read_below(engines: LazyEngine, base: Path, path: str, uri: str) -> str:
+    """The text of note `path` (relative, '/' between folders) in the confined folder `base`,
+    as the engine serves it (`Engine.note`: only a note a search could find, read through
+    descriptors), with a last line that says so when it is cut.
 
     A backslash is part of a name (as POSIX has it), not a separator. A `..` anywhere is
     refused as an unknown resource before anything is looked at (the SDK's own rule for
@@ -214,36 +202,18 @@ def read_below(base: Path, path: str, uri: str) -> str:
     rel = path.strip("/")
     if ".." in rel.split("/"):
         raise ResourceNotFoundError(f"Unknown resource: {uri}")
-    if not rel or "\0" in rel:
-        raise _refuse(uri, "give the note's path relative to the collection, e.g. home/backup.md")
-    not_a_note = (
-        f"{shown(rel)} is not a Markdown note (*.md) outside hidden folders: memo opens notes only"
-    )
-    if not is_note_path(rel):
-        raise _refuse(uri, not_a_note)
-    # Read through the folder's descriptor: a note or folder swapped for a symlink at any
-    # moment is refused, never followed out. Where it leads is judged before whether it
-    # exists, so a path that leads out gets one answer whatever lies there.
     try:
-        with open_collection(base) as folder:
-            data, size = folder.read(rel, MAX_NOTE_BYTES + 1)
+        note = engines.get().note(base, rel, limit=MAX_NOTE_BYTES)
+    except NoteNotFoundError as e:
+        raise ResourceNotFoundError(str(e)) from e
     except MemoError as e:
         raise _refuse(uri, str(e)) from e
-    except Escape as e:
-        raise _refuse(uri, f"{shown(rel)} leads outside {shown(str(base))}") from e
-    except FileNotFoundError as e:
-        raise ResourceNotFoundError(f"no such note: {shown(rel)} in {shown(str(base))}") from e
-    except NotRegularFile as e:
-        raise _refuse(uri, not_a_note) from e
-    except OSError as e:  # unreadable, or swapped meanwhile
-        raise _refuse(uri, f"{shown(rel)} cannot be read: {e.strerror or e}") from e
-    if len(data) <= MAX_NOTE_BYTES:
-        return data.decode("utf-8", errors="replace")
-    cut = data[:MAX_NOTE_BYTES]
-    cut = cut[: cut.rfind(b"\n") + 1] or cut
+    if not note.cut:
+        return note.text
     where = shown(str(base / rel))
-    return cut.decode("utf-8", errors="replace") + (
-        f"\n<!-- memo: cut here, the first {len(cut)} of {size} bytes; the rest is in {where} -->\n"
+    return note.text + (
+        f"\n<!-- memo: cut here, the first {note.kept} of {note.size} bytes; "
+        f"the rest is in {where} -->\n"
     )
 
 
@@ -286,7 +256,7 @@ def register_note(
         uri = note_uri(collection, path)
         try:
             return await in_places.confined(
-                collection, roots, lambda base: read_below(base, path, uri)
+                collection, roots, lambda base: read_below(engines, base, path, uri)
             )
         except MemoError as e:
             raise _refuse(uri, str(e)) from e

@@ -337,7 +337,7 @@ def build_server(roots: list[Path] | None = None, engine: Engine | None = None) 
 
     register_resources(server, roots, engines, places)
     register_prompts(server, roots, places)
-    register_completions(server, roots, places)
+    register_completions(server, roots, engines, places)
     return server
 
 

@@ -14,7 +14,7 @@ from conftest import write_notes
 from race_helpers import exchange, require_exchange
 
 from memo_core import Engine, ModelSource
-from memo_core.files import feed, inotify
+from memo_core.files import feed, inotify, walker
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="change reports come from Linux inotify"
@@ -141,6 +141,113 @@ def test_a_folder_no_longer_ignored_is_watched(engine: Engine, tmp_path: Path) -
     (notes / "deep" / "new.md").write_text("# N\n\nowl\n", encoding="utf-8")
     assert found(engine, notes, "owl") == ["deep/new.md"]  # its folder is watched now
     assert not engine.refresh(notes).walked
+
+
+ODD_TREE = {
+    "a.md": "# A\n\ncat\n",
+    ".gitignore": "build/\n",
+    "build/b.md": "# B\n",
+    "build/inner/i.md": "# I\n",
+    ".hidden/h.md": "# H\n",
+    ".memo/x.md": "# X\n",
+    "node_modules/pkg/n.md": "# N\n",
+    "venv/v.md": "# V\n",
+    "docs/.gitignore": "/*\n!/open/\n",
+    "docs/open/deep/o.md": "# O\n",
+    "docs/shut/s.md": "# S\n",
+    "sub/.memoignore": "drafts/\n",
+    "sub/drafts/d.md": "# D\n",
+    "sub/kept/k.md": "# K\n",
+}
+
+
+def _watch_set(
+    root: Path, monkeypatch: pytest.MonkeyPatch, act
+) -> tuple[set[str], set[str], set[str]]:
+    """(folders a fresh feed watches, after `act(feed)`; folders a walk enters; those it
+    enters through a symlink, or below one), '/'-terminated relative paths."""
+    watched: set[str] = set()
+    real_add = inotify.add_watch
+
+    def add_watch(fd: int, path: str) -> int:
+        wd = real_add(fd, path)
+        if wd >= 0:
+            rel = os.path.relpath(path, root)
+            watched.add("" if rel == "." else rel + "/")
+        return wd
+
+    monkeypatch.setattr(inotify, "add_watch", add_watch)
+    one = inotify.Inotify()
+    change_feed = feed.ChangeFeed(root, one)
+    try:
+        assert change_feed.start()
+        act(change_feed)
+    finally:
+        change_feed.close()
+        one.close()
+    entered: set[str] = set()
+    real_enter = walker._Walk.enter
+
+    def enter(self, fd: int, rel: str, rules) -> None:
+        entered.add(rel)
+        real_enter(self, fd, rel, rules)
+
+    monkeypatch.setattr(walker._Walk, "enter", enter)
+    two_names = walker.scan(root).two_names
+    real = root.resolve()
+    linked = {rel for rel in entered if rel and Path(os.path.realpath(root / rel)) != real / rel}
+    assert two_names == bool(linked)
+    return watched, entered, linked
+
+
+def test_the_feed_watches_the_folders_the_walker_enters(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One traversal policy: the feed watches exactly the folders a walk enters, but those
+    reached through a symlink (a walk that enters one says so, and the collection then
+    walks at every refresh: see test_symlinks_make_it_walk)."""
+    root = write_notes(tmp_path / "odd", ODD_TREE)
+    outside = write_notes(tmp_path / "outside", {"o.md": "# O\n"})
+    os.symlink(root / "sub" / "kept", root / "linked")
+    os.symlink(outside, root / "out")
+
+    def grow(change_feed: feed.ChangeFeed) -> None:
+        # Folders made after the feed started, in watched folders and not: ignored ones
+        # (by a rule above, by a negation's rest), a hidden one, a tool's, a kept one.
+        made = ["sub/kept/build/x", "docs/later", "sub/.cache", "sub/node_modules"]
+        made += ["build/new/deeper", "docs/shut/new", ".hidden/new", "sub/kept/new"]
+        for rel in made:
+            (root / rel).mkdir(parents=True)
+        assert change_feed.changes() is not None
+
+    watched, entered, linked = _watch_set(root, monkeypatch, grow)
+    assert linked == {"linked/", "linked/new/"}
+    assert watched == entered - linked
+    assert watched == {"", "docs/", "docs/open/", "docs/open/deep/", "sub/", "sub/kept/"} | {
+        "sub/kept/new/"
+    }
+
+
+def test_what_the_walker_leaves_out_stays_out_after_the_feed_started(
+    engine: Engine, tmp_path: Path
+) -> None:
+    """A folder made, or ignored, after the feed started is left out as a walk leaves it
+    out (the feed watched a new ignored folder and a refresh indexed its notes; a folder
+    ignored while watched had its later edits indexed)."""
+    notes = write_notes(
+        tmp_path / "late", {".gitignore": "build/\n", "a.md": "# A\n\ncat\n", "sub/b.md": "# B\n"}
+    )
+    assert engine.refresh(notes).walked
+    assert not engine.refresh(notes).walked
+    (notes / "build" / "deep").mkdir(parents=True)
+    (notes / "build" / "deep" / "x.md").write_text("# X\n\nheron\n", encoding="utf-8")
+    (notes / "build" / "y.md").write_text("# Y\n\nheron\n", encoding="utf-8")
+    assert found(engine, notes, "heron") == []
+    (notes / ".gitignore").write_text("build/\nsub/\n", encoding="utf-8")
+    assert found(engine, notes, "heron") == []
+    (notes / "sub" / "b.md").write_text("# B\n\nemu\n", encoding="utf-8")
+    assert found(engine, notes, "emu") == []
+    assert not engine.refresh(notes).walked  # still told by the OS
 
 
 def test_a_note_edited_through_a_hard_link_elsewhere(

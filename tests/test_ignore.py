@@ -17,7 +17,7 @@ from conftest import write_notes
 
 from memo_core import Engine, ModelSource, format_status
 from memo_core.files.fsafe import Folder
-from memo_core.files.ignore import ignored, rules_above
+from memo_core.files.ignore import IGNORE_FILES, Rules, ignored, with_folder
 from memo_core.files.walker import is_note_path, relevant_change, scan
 
 FILES = {
@@ -262,6 +262,22 @@ def _git_ignored(root: Path, entries: list[tuple[str, bool]]) -> set[str]:
     return {os.fsdecode(p) for p in r.stdout.split(b"\0") if p}
 
 
+def _rules_above(folder: Folder, rel: str) -> Rules:
+    """The rules of the ignore files above `rel` ('/'-terminated), whatever the folders on
+    the way are called: the oracle judges git's rules, not memo's skipping of hidden and
+    tool folders (`walker.reach` adds that)."""
+    rules: Rules = ()
+    parts = rel.split("/")[:-1]
+    for depth in range(len(parts)):
+        sub = "".join(p + "/" for p in parts[:depth])
+        fd = folder.open_dir(sub)
+        try:
+            rules = with_folder(rules, fd, sub, IGNORE_FILES)
+        finally:
+            os.close(fd)
+    return rules
+
+
 def _memo_ignored(root: Path, entries: list[tuple[str, bool]]) -> set[str]:
     """What memo's rules ignore, as a walk sees it: an entry in an ignored folder is
     ignored with it (the walk never enters it)."""
@@ -271,7 +287,7 @@ def _memo_ignored(root: Path, entries: list[tuple[str, bool]]) -> set[str]:
         for depth in range(1, len(parts) + 1):
             sub = "/".join(parts[:depth])
             inner = depth < len(parts) or is_dir
-            if ignored(rules_above(folder, sub + "/"), sub, inner):
+            if ignored(_rules_above(folder, sub + "/"), sub, inner):
                 return True
         return False
 

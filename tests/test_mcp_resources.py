@@ -18,7 +18,7 @@ from mcp import Client
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp.types import PromptReference, ResourceTemplateReference
-from mcp_helpers import make_notes
+from mcp_helpers import BACKUP, make_notes
 
 from memo_core import Engine
 from memo_mcp import resources
@@ -188,6 +188,35 @@ async def test_notes_outside_the_roots_or_not_notes_are_refused(
         text = await refused(c, note_uri(notes / "garden.md", "x.md"))
         assert text.startswith("not a directory:")
         assert "relative to the collection" in await refused(c, note_uri(notes, ""))
+
+
+async def test_notes_the_index_leaves_out_are_refused(allowed: Path) -> None:
+    """Issue 21: `memo://note` served notes that .memoignore, a nested .gitignore or a
+    hidden folder keep out of the index; it serves exactly what a search could find."""
+    notes = make_notes(allowed)
+    (notes / ".memoignore").write_text("private/\nhome/draft.md\n")
+    (notes / "private").mkdir()
+    (notes / "private" / "p.md").write_text("# private\n")
+    (notes / "home" / "draft.md").write_text("# draft\n")
+    (notes / "home" / ".gitignore").write_text("*.md\n!backup.md\n")
+    (notes / "home" / "wip.md").write_text("# wip\n")
+    (notes / ".obsidian").mkdir()
+    (notes / ".obsidian" / "o.md").write_text("# obsidian\n")
+    index(notes)
+    async with client(allowed) as c:
+        for folder, rel in [
+            (notes, "private/p.md"),
+            (notes / "private", "p.md"),  # a sub-folder as the collection: judged the same
+            (notes, "home/draft.md"),
+            (notes, "home/wip.md"),
+            (notes / "home", "wip.md"),
+        ]:
+            text = await refused(c, note_uri(folder, rel))
+            assert "left out by .gitignore or .memoignore" in text, (folder, rel)
+        assert "hidden folder" in await refused(c, note_uri(notes, ".obsidian/o.md"))
+        assert await read(c, note_uri(notes, "home/backup.md")) == BACKUP
+        got = await c.complete(NOTE_REF, {"name": "path", "value": ""}, {"collection": str(notes)})
+        assert got.completion.values == ["garden.md", "home/backup.md"]
 
 
 async def test_a_huge_note_is_cut_at_a_line_end(

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from conftest import write_notes
 
-from memo_core import FileNote, Folder, Searcher, Tuning
+from memo_core import FileNote, Searcher, Tuning
+from memo_core.files.fsafe import Folder
 from memo_core.index.indexer import read_note
 
 MAX_FILE_BYTES = Tuning().max_file_bytes

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from memo_core.files.fsafe import Folder, listing
-from memo_core.files.ignore import IGNORE_FILES, Rules, ignored, rules_above, with_folder
+from memo_core.files.ignore import IGNORE_FILES, Rules
 from memo_core.files.inotify import (
     IN_CREATE,
     IN_DELETE_SELF,
@@ -31,7 +31,15 @@ from memo_core.files.inotify import (
     Unavailable,
     supported,
 )
-from memo_core.files.walker import TOOL_DIRS, Changes, is_note_name, skipped_name
+from memo_core.files.walker import (
+    Changes,
+    Verdict,
+    is_note_name,
+    judge_path,
+    rules_in,
+    skipped_name,
+    verdict,
+)
 from memo_core.text.escapes import shown
 
 log = logging.getLogger("memo")
@@ -133,15 +141,25 @@ class ChangeFeed:
             found.dirs.add(folder)
 
     def _watch_tree(self, top: str) -> None:
-        """Watch `top` and every folder below it the walker would enter; each gets its watch
-        before it is listed, so nothing created meanwhile goes unseen. Folders are listed
-        through the root's descriptor (see `fsafe`), as the walker lists them."""
+        """Watch `top` and every folder below it the walker would enter (by its own rules:
+        `judge_path`, `rules_in`, `verdict`), `top` itself only if a walk from the root enters
+        it; each gets its watch before it is listed, so nothing created meanwhile goes
+        unseen. Folders are listed through the root's descriptor (see `fsafe`), as the
+        walker lists them. A folder reached through a symlink is not watched: a walk that
+        enters one says so (`two_names`) and the collection then walks at every refresh."""
         try:
             root = Folder(self.root)
         except OSError as e:
             raise Unavailable(str(e)) from e
         with root:
-            stack: list[tuple[str, Rules]] = [(top, rules_above(root, top) if top else ())]
+            judged: Verdict = Verdict.TAKEN
+            rules: Rules = ()
+            try:
+                if top:
+                    judged, rules = judge_path(root, top[:-1], True)
+            except OSError:
+                return  # gone or swapped meanwhile: the walk of `top` finds nothing either
+            stack: list[tuple[str, Rules]] = [(top, rules)] if judged is Verdict.TAKEN else []
             while stack:
                 rel, rules = stack.pop()
                 if not self._inotify.watch(self, os.path.join(self.root, rel), rel):
@@ -152,23 +170,19 @@ class ChangeFeed:
                     continue
                 try:
                     entries = listing(fd)
-                    hidden = [n.name for n in entries if n.name[0] == "."]
-                    rules = with_folder(rules, fd, rel, hidden)
+                    rules = rules_in(rules, fd, rel, entries)
                 except OSError:
                     continue
                 finally:
                     os.close(fd)
                 for entry in entries:
-                    if skipped_name(entry.name) or entry.name in TOOL_DIRS:
-                        continue
                     try:
                         if not entry.is_dir(follow_symlinks=False):
                             continue
                     except OSError:
                         continue
-                    sub = f"{rel}{entry.name}/"
-                    if not (rules and ignored(rules, sub[:-1], True)):
-                        stack.append((sub, rules))
+                    if verdict(rules, rel, entry.name, True) is Verdict.TAKEN:
+                        stack.append((f"{rel}{entry.name}/", rules))
 
 
 class Freshness:

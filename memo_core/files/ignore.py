@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-from memo_core.files.fsafe import READ_FLAGS, Folder, read_fd
+from memo_core.files.fsafe import READ_FLAGS, read_fd
 from memo_core.files.globmatch import Kind, Rule, Token, match, parse, positions, regex
 
 IGNORE_FILES = (".gitignore", ".memoignore")
@@ -187,24 +187,6 @@ def ignored(rules: Rules, rel: str, is_dir: bool) -> bool:
         if decided is not None:
             return decided
     return False
-
-
-def rules_above(root: Folder, rel: str) -> Rules:
-    """The rules that folders above `rel` ('/'-terminated, below `root`) set for it: for
-    walking one sub-folder on its own, as a walk from the root would see it."""
-    rules: Rules = ()
-    parts = [p for p in rel.split("/") if p]
-    for depth in range(len(parts)):
-        sub = "".join(p + "/" for p in parts[:depth])
-        try:
-            fd = root.open_dir(sub)
-        except OSError:
-            return rules  # gone or swapped meanwhile: the walk below finds nothing either
-        try:
-            rules = with_folder(rules, fd, sub, IGNORE_FILES)
-        finally:
-            os.close(fd)
-    return rules
 
 
 @lru_cache(maxsize=8)

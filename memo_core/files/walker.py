@@ -10,6 +10,7 @@ import os
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 
 from memo_core.files.fsafe import (
@@ -21,7 +22,7 @@ from memo_core.files.fsafe import (
     out_of_files,
     too_many_files,
 )
-from memo_core.files.ignore import IGNORE_FILES, Rules, ignored, rules_above, with_folder
+from memo_core.files.ignore import IGNORE_FILES, Rules, ignored, with_folder
 
 INDEX_DIR = ".memo"
 INDEX_FILE = "index.db"
@@ -84,6 +85,54 @@ def subfolders(folder: str | os.PathLike[str]) -> list[str]:
         return []
 
 
+class Verdict(Enum):
+    """What a walk does with an entry of a folder it entered."""
+
+    TAKEN = "taken"  # a note it indexes, a folder it enters
+    SKIPPED = "skipped"  # by its name: hidden, a tool folder, not a note
+    IGNORED = "ignored"  # left out by `.gitignore` / `.memoignore` rules
+
+
+def verdict(rules: Rules, folder: str, name: str, is_dir: bool) -> Verdict:
+    """The traversal policy, in one place: what a walk does with the entry `name` of the
+    folder `folder` ('/'-terminated, '' for the root) under the ignore `rules` in force
+    there; `is_dir`: a folder, or a symlink to one inside the root. The walker, the change
+    feed and note reading all ask this, so they never disagree about what is a note."""
+    if skipped_name(name) if is_dir else not is_note_name(name):
+        return Verdict.SKIPPED
+    if rules and ignored(rules, folder + name, is_dir):
+        return Verdict.IGNORED
+    return Verdict.TAKEN
+
+
+def rules_in(rules: Rules, fd: int, rel: str, entries: list[os.DirEntry[str]]) -> Rules:
+    """The ignore rules in force inside the open folder `fd` at `rel`, listed as `entries`:
+    `rules` (those of the folders above) plus its own ignore files."""
+    hidden = [e.name for e in entries if e.name[0] == "."]
+    return with_folder(rules, fd, rel, hidden) if hidden else rules  # ignore files are hidden
+
+
+def judge_path(root: Folder, rel: str, is_dir: bool) -> tuple[Verdict, Rules]:
+    """What a walk from the root does with the entry at `rel` ('/'-separated; a folder when
+    `is_dir`), judging each folder on the way first (one it would not enter leaves all
+    below it out), and the ignore rules in force in the entry's folder. OSError when a
+    folder on the way cannot be opened (gone, unreadable, a symlink leading out)."""
+    parts = rel.split("/")
+    rules: Rules = ()
+    at = ""
+    for i, name in enumerate(parts):
+        fd = root.open_dir(at)
+        try:
+            rules = with_folder(rules, fd, at, IGNORE_FILES)
+        finally:
+            os.close(fd)
+        judged = verdict(rules, at, name, is_dir or i < len(parts) - 1)
+        if judged is not Verdict.TAKEN:
+            return judged, rules
+        at += name + "/"
+    return Verdict.TAKEN, rules
+
+
 def relevant_change(root: str | os.PathLike[str], path: str, *, deleted: bool) -> bool:
     """Whether a change reported at `path` can change the notes of the collection `root`:
     a note, or a folder (deleted or moved away, it takes its notes along). Only the path
@@ -140,18 +189,25 @@ def scan(root: Folder | Path, below: str = "", *, deep: bool = True) -> Scan:
     """Walk the notes of a collection (or of its sub-folder `below`, '/'-terminated; only
     its own entries when not `deep`).
 
-    Hidden and tool folders are skipped, and whatever `.gitignore` / `.memoignore` files
-    exclude. Every folder is opened relative to its parent's descriptor without following
-    symlinks (see `fsafe`): one swapped for a symlink meanwhile is skipped, never entered.
-    Symlinks are followed only while they stay inside the root, and each folder reached
-    through one is visited once, so link loops end. This runs before searches, so the loop
-    is kept lean: most entries cost a d_type check, a suffix check and a stat.
+    What it takes is what `verdict` says: hidden and tool folders are skipped, and whatever
+    `.gitignore` / `.memoignore` files exclude; a sub-folder `below` that no walk from the
+    root would enter (`judge_path`) holds no notes. Every folder is opened relative to its
+    parent's descriptor without following symlinks (see `fsafe`): one swapped for a
+    symlink meanwhile is skipped, never entered. Symlinks are followed only while they stay
+    inside the root, and each folder reached through one is visited once, so link loops
+    end. This runs before searches, so the loop is kept lean: most entries cost a d_type
+    check, a `verdict` and a stat.
     """
     if not isinstance(root, Folder):  # a caller's own symlink-free path (tests, tools)
         with Folder(os.path.abspath(root)) as folder:
             return scan(folder, below, deep=deep)
     out = Scan()
+    rules: Rules = ()
     try:
+        if below:
+            judged, rules = judge_path(root, below[:-1], True)
+            if judged is not Verdict.TAKEN:  # a folder no walk from the root enters
+                return out
         start = root.open_dir(below)
     except FileNotFoundError:
         return out  # vanished: its notes are gone
@@ -161,7 +217,7 @@ def scan(root: Folder | Path, below: str = "", *, deep: bool = True) -> Scan:
     walk = _Walk(root, out, deep)
     try:
         walk.seen.add(identity(os.fstat(start)))
-        walk.enter(start, below, rules_above(root, below) if below else ())
+        walk.enter(start, below, rules)
         walk.run()
     finally:
         walk.close()
@@ -216,27 +272,18 @@ class _Walk:
         except OSError:
             self.out.unreadable.append(rel)
             return
-        hidden = [e.name for e in entries if e.name[0] == "."]
-        if hidden:  # where ignore files would be
-            rules = with_folder(rules, fd, rel, hidden)
+        rules = rules_in(rules, fd, rel, entries)
         todo: list[tuple[str, bool]] = []
         found = self.out.files
         for e in entries:
             name = e.name
-            if name[0] == ".":
-                continue
             try:
                 if e.is_dir(follow_symlinks=False):
-                    if not self.deep or name in TOOL_DIRS:
-                        continue
-                    if rules and _left_out(self.out, rules, rel + name, True):
-                        continue
-                    todo.append((name, False))
+                    if self.deep and self._taken(rules, rel, name, True):
+                        todo.append((name, False))
                 elif e.is_symlink():
-                    self._follow_link(rel + name, rules, todo)
-                elif name.endswith(NOTE_SUFFIXES):  # is_note_name: hidden ones are out
-                    if rules and _left_out(self.out, rules, rel + name, False):
-                        continue
+                    self._follow_link(rel, name, rules, todo)
+                elif self._taken(rules, rel, name, False):
                     st = e.stat(follow_symlinks=False)
                     found[rel + name] = (st.st_mtime_ns, st.st_size)
                     if st.st_nlink > 1:
@@ -245,21 +292,29 @@ class _Walk:
                 continue
         self.stack[frame] = (fd, rel, rules, todo if self.deep else [])
 
-    def _follow_link(self, rel: str, rules: Rules, todo: list[tuple[str, bool]]) -> None:
-        """A symlink at `rel`: the note it leads to, or its folder to walk (in `todo`),
-        when that lies inside the root."""
-        name = rel.rsplit("/", 1)[-1]
+    def _taken(self, rules: Rules, folder: str, name: str, is_dir: bool) -> bool:
+        """Whether the walk takes the entry (`verdict`), counting what ignore rules leave out."""
+        judged = verdict(rules, folder, name, is_dir)
+        if judged is Verdict.IGNORED:
+            self.out.ignored += 1
+        return judged is Verdict.TAKEN
+
+    def _follow_link(
+        self, folder: str, name: str, rules: Rules, todo: list[tuple[str, bool]]
+    ) -> None:
+        """A symlink `name` in `folder`: the note it leads to, or its folder to walk (in
+        `todo`), when that lies inside the root."""
+        rel = folder + name
         try:
             st = self.root.stat(rel)
         except OSError:
             return  # leads outside the collection, nowhere, or to something unreadable
         if stat.S_ISDIR(st.st_mode):
-            if self.deep and name not in TOOL_DIRS and not _left_out(self.out, rules, rel, True):
+            if self.deep and self._taken(rules, folder, name, True):
                 todo.append((name, True))
-        elif is_note_name(name) and stat.S_ISREG(st.st_mode):
-            if not _left_out(self.out, rules, rel, False):
-                self.out.files[rel] = (st.st_mtime_ns, st.st_size)
-                self.out.two_names = True
+        elif stat.S_ISREG(st.st_mode) and self._taken(rules, folder, name, False):
+            self.out.files[rel] = (st.st_mtime_ns, st.st_size)
+            self.out.two_names = True
 
     def _enter_linked(self, rel: str, rules: Rules) -> None:
         try:
@@ -290,13 +345,6 @@ def rescan(root: Folder, changes: Changes) -> Scan:
         out.ignored += part.ignored
         out.two_names |= part.two_names
     return out
-
-
-def _left_out(out: Scan, rules: Rules, rel: str, is_dir: bool) -> bool:
-    if ignored(rules, rel, is_dir):
-        out.ignored += 1
-        return True
-    return False
 
 
 def find_indexes(roots: Iterable[Path], depth: int, max_dirs: int) -> list[Path]:
