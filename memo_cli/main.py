@@ -36,6 +36,7 @@ from memo_core import (
     notice_text,
     refresh_budget,
     resolve_model_dir,
+    search_data,
     settings,
     shown,
 )
@@ -46,16 +47,13 @@ Command = Callable[[Engine, argparse.Namespace], None]
 def _search(engine: Engine, a: argparse.Namespace) -> None:
     bar = ProgressBar()
     try:
-        results = engine.search(a.path, a.query, k=a.k, mode=a.mode, progress=bar)
+        results = engine.search(
+            a.path, a.query, k=a.k, mode=a.mode, progress=bar, explain=a.explain
+        )
     finally:
         bar.done()
     if a.json:
-        out = {
-            "mode": results.mode,
-            "notices": [notice_text(n) for n in results.notices],
-            "hits": [dataclasses.asdict(h) for h in results],
-        }
-        _print_json(out)
+        _print_json(search_data(results))
     else:
         sys.stdout.write(format_hits(results, base=os.getcwd(), terminal=True))
 
@@ -184,6 +182,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sp.add_argument("--mode", choices=MODES, default=DEFAULT_MODE, help=f"default: {DEFAULT_MODE}")
     sp.add_argument("--json", action="store_true", help="machine-readable output")
+    sp.add_argument(
+        "--explain",
+        action="store_true",
+        help="say why each passage ranks where it does: its word score's parts (BM25, "
+        "title, proximity, scale), its cosine, each side normalised and the weight",
+    )
 
     ip = _command(sub, "index", "bring the index up to date (with a progress bar)", _index)
     ip.add_argument("--no-vectors", action="store_true", help="words only; vectors later")

@@ -49,8 +49,9 @@ from memo_core.formatting import (
     format_update,
     iso_time,
     notice_text,
+    search_data,
 )
-from memo_core.results import ChangeReport, CollectionStatus, Hit, SearchResults
+from memo_core.results import ChangeReport, CollectionStatus, Explain, Hit, SearchResults
 from memo_core.text.escapes import for_terminal, shown
 from memo_core.values import (
     DEFAULT_K,
@@ -116,6 +117,7 @@ __all__ = [
     "DEFAULT_SOURCE",
     "Embedder",
     "Engine",
+    "Explain",
     "FileNote",
     "FolderChangedError",
     "Hit",
@@ -173,6 +175,7 @@ __all__ = [
     "relevant_change",
     "resolve_model_dir",
     "resolve_path",
+    "search_data",
     "settings",
     "shown",
 ]

@@ -38,7 +38,7 @@ from memo_core.index.location import choose, clear_scratch, fallback_index_path,
 from memo_core.index.store import Store
 from memo_core.model.embedder import Embedder
 from memo_core.results import CollectionStatus, Hit
-from memo_core.search.fusion import Candidates
+from memo_core.search.ranking import Candidates, Placed
 from memo_core.search.vectors import VectorCache
 from memo_core.search.wordscore import word_candidates
 from memo_core.tuning import Tuning
@@ -188,11 +188,11 @@ class Collection:
         mode: ModeName,
         stats: bool = False,
     ) -> Candidates[Collection]:
-        """Up to n word and n vector candidates with raw scores (call inside `snapshot`);
-        `stats`: with the counts of the query's words, for ranking (fusion)."""
+        """Up to n word and n vector candidates with their scores (call inside `snapshot`);
+        `stats`: with the counts of the query's words, for ranking (search.ranking)."""
         found = Candidates(self, store)
         if mode != "vec":
-            found.lex = word_candidates(store, terms, n, self.tuning)
+            found.words = word_candidates(store, terms, n, self.tuning)
         if stats and mode != "vec":
             found.chunks, found.term_docs = store.term_stats(terms)
         if qvec is not None and mode != "lex":
@@ -203,24 +203,24 @@ class Collection:
                 found.notices.append(Notice(NoticeKind.OTHER_MODEL, str(self.root)))
         return found
 
-    def hits(
-        self, store: Store, ranked: list[tuple[int, float, tuple[str, ...]]]
-    ) -> dict[int, Hit]:
-        """Hits for ranked (chunk id, score, sides) by chunk id (call inside `snapshot`)."""
-        rows = store.chunk_rows([cid for cid, _, _ in ranked])
+    def hits(self, store: Store, ranked: list[Placed]) -> dict[int, Hit]:
+        """Hits for ranked passages of this collection, by chunk id (call inside
+        `snapshot`)."""
+        rows = store.chunk_rows([p.chunk for p in ranked])
         return {
-            cid: Hit(
-                path=self.absolute(rows[cid].path),
-                relpath=rows[cid].path,
+            p.chunk: Hit(
+                path=self.absolute(rows[p.chunk].path),
+                relpath=rows[p.chunk].path,
                 collection=str(self.root),
-                line=rows[cid].line,
-                heading=rows[cid].heading,
-                text=_capped(rows[cid].text),
-                score=float(score),
-                found_by=sides,
+                line=rows[p.chunk].line,
+                heading=rows[p.chunk].heading,
+                text=_capped(rows[p.chunk].text),
+                score=float(p.score),
+                found_by=p.found_by,
+                explain=p.explain,
             )
-            for cid, score, sides in ranked
-            if cid in rows
+            for p in ranked
+            if p.chunk in rows
         }
 
     def status(self) -> CollectionStatus:

@@ -31,8 +31,8 @@ from memo_core.index.jobs import wait_within
 from memo_core.model.embedder import Embedder
 from memo_core.model.loading import ModelSource
 from memo_core.results import ChangeReport, CollectionStatus, Hit, SearchResults
-from memo_core.search import fusion
-from memo_core.search.fusion import Candidates
+from memo_core.search import ranking
+from memo_core.search.ranking import Candidates
 from memo_core.text import textnorm
 from memo_core.text.escapes import shown
 from memo_core.tuning import Tuning
@@ -207,9 +207,11 @@ class Engine:
         *,
         refresh: bool = True,
         progress: ProgressFn | None = None,
+        explain: bool = False,
     ) -> SearchResults:
         """The k best passages for `query` under `path`, ranked together across its
-        collections, after a refresh (`refresh=False`: as indexed).
+        collections, after a refresh (`refresh=False`: as indexed); `explain`: each hit
+        says why it ranks where it does (`Hit.explain`).
 
         The refresh is waited for at most `refresh_budget_s` (then the answer comes from
         what is committed and says how far indexing got, and it goes on in the background);
@@ -248,7 +250,7 @@ class Engine:
                     found.append(c.candidates(store, terms, qvec, model_id, n, mode, stats))
                     notices += found[-1].notices
             floor = embedder.relevance_floor(qvec) if embedder and qvec is not None else None
-            hits = self._ranked_hits(found, terms, mode, k, floor, embedder)
+            hits = self._ranked_hits(found, terms, mode, k, floor, embedder, explain)
         return SearchResults(hits, mode, notices)
 
     def _refreshed(
@@ -288,24 +290,17 @@ class Engine:
         k: int,
         floor: float | None,
         embedder: Embedder | None,
+        explain: bool,
     ) -> list[Hit]:
-        """Pool every collection's candidates, rank them once, read the k best. A passage
-        found by meaning alone below the query's floor (Embedder.relevance_floor) is no
-        answer: a query with no word match and nothing close in meaning finds nothing."""
-        lex = fusion.pooled_lex(found, terms)
-        vec = [((i, cid), s) for i, f in enumerate(found) for cid, s in f.vec]
-        if floor is not None:
-            worded = {key for key, _ in lex}
-            vec = [(key, s) for key, s in vec if s >= floor or key in worded]
+        """Rank every collection's candidates once (search.ranking), read the k best."""
         # A model may bring its own weight policy (chosen for it on train sets).
         tuning = self.tuning.with_fusion(embedder.fusion) if embedder else self.tuning
-        weight = fusion.dense_weight(found, lex, terms, tuning) if mode == "hybrid" else 0.0
-        ranked = fusion.rank(lex, vec, mode, k, weight)
+        placed = ranking.ranked(found, terms, mode, k, tuning, floor, explain=explain)
         got = [
-            f.collection.hits(f.store, [(cid, s, sides) for (j, cid), s, sides in ranked if j == i])
+            f.collection.hits(f.store, [p for p in placed if p.at == i])
             for i, f in enumerate(found)
         ]
-        return [got[i][cid] for (i, cid), _, _ in ranked if cid in got[i]]
+        return [got[p.at][p.chunk] for p in placed if p.chunk in got[p.at]]
 
     def changes(
         self,

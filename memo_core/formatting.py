@@ -6,6 +6,7 @@ is chosen here, once, for both front ends.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from datetime import datetime
@@ -16,7 +17,7 @@ from memo_core.values import FileNote, Notice, NoticeKind
 
 if TYPE_CHECKING:  # annotations only: formatting stays light to import (memo-mcp's start)
     from memo_core.index.indexer import RefreshStats
-    from memo_core.results import ChangeReport, CollectionStatus, SearchResults
+    from memo_core.results import ChangeReport, CollectionStatus, Hit, SearchResults
 
 NO_HITS = "ничего не найдено"
 FILE_NOTE_TEXTS = {
@@ -75,17 +76,59 @@ def format_hits(results: SearchResults, base: str | None = None, *, terminal: bo
 
     `base`: show paths relative to this folder when they lie inside it (the CLI passes the
     working directory); otherwise absolute paths, which any client can open. Paths are
-    always `shown`; `terminal`: headings and passages are made safe to print too.
+    always `shown`; `terminal`: headings and passages are made safe to print too. A hit
+    that carries its `explain` gets one more line, indented: `explain_text`.
     """
     blocks = [f"({notice_text(n)})\n" for n in results.notices]
     for h in results:
         heading, text = (
             (shown(h.heading), for_terminal(h.text)) if terminal else (h.heading, h.text)
         )
-        blocks.append(f"{shown(_shown_path(h.path, base))}:{h.line}  {heading}\n{text}\n")
+        why = f"  {explain_text(h)}\n" if h.explain is not None else ""
+        blocks.append(f"{shown(_shown_path(h.path, base))}:{h.line}  {heading}\n{text}\n{why}")
     if not results:
         blocks.append(NO_HITS + "\n")
     return "\n".join(blocks)
+
+
+def explain_text(h: Hit) -> str:
+    """Why a hit ranks where it does, on one line, from its `explain` (which must be set):
+    the score's sum in hybrid, then each side's figures and the weight's origin (4
+    significant digits: BM25 over a few chunks is tiny, FTS5's IDF floor)."""
+    e = h.explain
+    assert e is not None
+    words = (
+        f"слова: BM25 {e.bm25:.4g} × название {e.naming:.4g} + близость {e.proximity:.4g}, "
+        f"× масштаб {e.scale:.4g} = {e.lex:.4g}"
+        if e.bm25 is not None and e.lex is not None
+        else "слова: не нашли"
+    )
+    meaning = f"смысл: косинус {e.vec:.4g}" if e.vec is not None else "смысл: не нашли"
+    w, lex_n, vec_n = e.dense_weight, e.lex_norm, e.vec_norm
+    if w is None or lex_n is None or vec_n is None:  # lex or vec mode: one side's own score
+        side = words if "lex" in h.found_by else meaning
+        return f"почему: итог {h.score:.4g}; {side}"
+    origin = f"по силе слов {e.strength:.4g}" if e.strength is not None else "постоянный"
+    return (
+        f"почему: итог {h.score:.4g} = {1 - w:.4g} × слова {lex_n:.4g} + {w:.4g} × смысл "
+        f"{vec_n:.4g}; {words}; {meaning}; вес смысла {w:.4g} {origin}"
+    )
+
+
+def search_data(results: SearchResults) -> dict[str, object]:
+    """Search results as data (`memo search --json`): each hit's fields, `explain` among
+    them only where the search was asked to explain."""
+    hits = []
+    for h in results:
+        data = dataclasses.asdict(h)
+        if h.explain is None:
+            del data["explain"]
+        hits.append(data)
+    return {
+        "mode": results.mode,
+        "notices": [notice_text(n) for n in results.notices],
+        "hits": hits,
+    }
 
 
 def iso_time(ts: float | None) -> str:

@@ -9,6 +9,30 @@ from memo_core.values import FileNote, ModeName, Notice
 
 
 @dataclass(frozen=True, slots=True)
+class Explain:
+    """Why a hit ranks where it does, as the ranking computed it (`search(..., explain=True)`).
+
+    Its word score is (bm25 × naming + proximity) × scale; in hybrid its score is
+    (1 − dense_weight) × lex_norm + dense_weight × vec_norm; in lex mode the word score, in
+    vec mode the cosine. Parts of a side that did not find the hit are None.
+    """
+
+    bm25: float | None  # FTS5's BM25, heading and body weighted, in the hit's own collection
+    naming: float | None  # × where the query names the passage (1: it does not)
+    proximity: float | None  # + where the query's adjacent words stand close (0: nowhere)
+    scale: float  # × putting its collection's word scores on all the collections' scale
+    lex: float | None  # the word score, scaled
+    vec: float | None  # cosine similarity to the query
+    # Hybrid only (else None): each side min-max normalised among the query's candidates
+    # (0: that side did not find it), the query's word strength (the best BM25, scaled,
+    # over its IDF mass; None: a fixed weight) and the vector side's weight it gave.
+    lex_norm: float | None
+    vec_norm: float | None
+    strength: float | None
+    dense_weight: float | None
+
+
+@dataclass(frozen=True, slots=True)
 class Hit:
     path: str  # absolute path of the file, as the user can open it
     relpath: str  # '/'-separated, relative to the collection root
@@ -18,6 +42,7 @@ class Hit:
     text: str
     score: float
     found_by: tuple[str, ...]  # "lex", "vec" or both
+    explain: Explain | None = None  # why it ranks here, where the search was asked to say
 
 
 class SearchResults(list[Hit]):

@@ -24,10 +24,12 @@ class Tuning:
     embed_max_chars: int = 2000  # the embedded text is cut here; FTS5 gets the whole chunk
     max_file_bytes: int = 10 * MB  # larger files are cut here (and said so in status)
     # How a search ranks (read per query: no rebuild).
+    # The stages that read these, in order: memo_core/search/__init__.py.
     # Share of the vector side in hybrid when the query's words match the notes well; less
     # well matched (another language, words the notes do not use), the vectors get more say:
-    # see fusion.dense_weight. Chosen on SciFact train and office-dev's wide train split, four
-    # directions (bench/fusion_lab.py --split wide; BENCHMARKS.md).
+    # see search.ranking.strength and search.fusion.weight_at. Chosen on SciFact train and
+    # office-dev's wide train split, four directions (bench/fusion_lab.py --split wide;
+    # BENCHMARKS.md).
     dense_weight: float = 0.1
     lex_full_strength: float = 1.25  # best BM25 / the query's IDF mass where words count fully
     lex_strength_power: float = 0.5
@@ -36,11 +38,11 @@ class Tuning:
     heading_weight: float = 2.0  # BM25 weight of the heading path (2 = 4 > 1 on train)
     # A passage whose heading path or note path holds every word of the query (it names the
     # passage) scores × (1 + heading_match_boost + title_exact_boost × the largest share of
-    # a title's words that are query words): see naming.py. 0 and 0: off.
+    # a title's words that are query words): see search/wordscore.py. 0 and 0: off.
     heading_match_boost: float = 0.5
     title_exact_boost: float = 1.5
     # Word score + this × the BM25 of the query's adjacent word pairs standing within
-    # `proximity_window` words of each other in the passage (wordscore.py). 0: off.
+    # `proximity_window` words of each other in the passage (search/wordscore.py). 0: off.
     proximity_weight: float = 0.1
     proximity_window: int = 3
     body_weight: float = 1.0

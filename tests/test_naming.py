@@ -1,5 +1,5 @@
-"""memo_core.search.naming: a passage the query names ranks first, the one titled exactly so first
-of all; headings are searched and shown as a reader sees them."""
+"""Naming (memo_core.search.wordscore): a passage the query names ranks first, the one titled
+exactly so first of all; headings are searched and shown as a reader sees them."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from conftest import write_notes
 
 from memo_core import Embedder, Engine, ModelSource, Tuning
-from memo_core.search.naming import exactness
+from memo_core.search.wordscore import exactness
 from memo_core.text import textnorm
 
 

@@ -11,11 +11,19 @@ import pytest
 from conftest import write_notes
 
 from memo_core import Embedder, Engine, ModelSource, Tuning
-from memo_core.search.fusion import Candidates, dense_weight, pooled_lex
+from memo_core.search.ranking import Candidates, ranked, scales
+from memo_core.search.wordscore import WordScore
 
 
-def cands(lex: list[tuple[int, float]], chunks: int, docs: dict[str, int]) -> Candidates:
-    return Candidates(None, None, lex=lex, chunks=chunks, term_docs=docs)  # type: ignore[arg-type]
+def cands(
+    lex: list[tuple[int, float]],
+    chunks: int,
+    docs: dict[str, int],
+    vec: list[tuple[int, float]] | None = None,
+    naming: float = 1.0,
+) -> Candidates:
+    words = [WordScore(cid, s, naming) for cid, s in lex]
+    return Candidates(None, None, words, vec or [], chunks=chunks, term_docs=docs)  # type: ignore[arg-type]
 
 
 def idf(n: int, d: int) -> float:
@@ -24,17 +32,26 @@ def idf(n: int, d: int) -> float:
 
 def test_one_collection_keeps_its_scores() -> None:
     found = [cands([(1, 5.0), (2, 3.0)], 100, {"cat": 10})]
-    assert pooled_lex(found, ["cat"]) == [((0, 1), 5.0), ((0, 2), 3.0)]
+    placed = ranked(found, ["cat"], "lex", 10, Tuning())
+    assert [(p.at, p.chunk, p.score) for p in placed] == [(0, 1, 5.0), (0, 2, 3.0)]
 
 
 def test_collections_are_scaled_to_the_idf_of_them_all() -> None:
     small = cands([(1, 2.0)], 10, {"cat": 5})  # common here: low IDF, low BM25
     big = cands([(7, 2.0)], 990, {"cat": 5})  # rare here
-    pooled = dict(pooled_lex([small, big], ["cat"]))
     whole = idf(1000, 10)
+    assert scales([small, big], ["cat"]) == pytest.approx([whole / idf(10, 5), whole / idf(990, 5)])
+    pooled = {(p.at, p.chunk): p.score for p in ranked([small, big], ["cat"], "lex", 10, Tuning())}
     assert pooled[(0, 1)] == pytest.approx(2.0 * whole / idf(10, 5))
     assert pooled[(1, 7)] == pytest.approx(2.0 * whole / idf(990, 5))
     assert pooled[(0, 1)] > pooled[(1, 7)]  # as one collection, the small one's hit is no worse
+
+
+def weight_used(found: list[Candidates], terms: list[str], tuning: Tuning) -> float | None:
+    """The vector side's weight the hybrid ranking used, as its explain says."""
+    why = ranked(found, terms, "hybrid", 10, tuning, explain=True)[0].explain
+    assert why is not None
+    return why.dense_weight
 
 
 @pytest.mark.parametrize(
@@ -53,11 +70,22 @@ def test_the_vector_side_gets_more_say_when_words_match_less(
 ) -> None:
     terms = ["cat", "dog"]
     mass = 2 * idf(1000, 10)
-    found = [cands([] if share is None else [(1, share * mass)], 1000, {"cat": 10, "dog": 10})]
-    lex = pooled_lex(found, terms)
-    assert dense_weight(found, lex, terms, Tuning()) == pytest.approx(weight)
+    lex = [] if share is None else [(1, share * mass)]
+    found = [cands(lex, 1000, {"cat": 10, "dog": 10}, vec=[(2, 0.5)])]
+    assert weight_used(found, terms, Tuning()) == pytest.approx(weight)
     fixed = Tuning(adaptive_fusion=False)
-    assert dense_weight(found, lex, terms, fixed) == fixed.dense_weight
+    assert weight_used(found, terms, fixed) == fixed.dense_weight
+
+
+@pytest.mark.parametrize("naming", [1.5, 2.25, 3.0])
+def test_the_naming_factor_does_not_move_the_vectors_say(naming: float) -> None:
+    """The weight reads BM25 before the naming factor (issue 21): a title boost of up to x3
+    would otherwise give the vectors less say for the same words."""
+    terms = ["cat", "dog"]
+    mass = 2 * idf(1000, 10)
+    plain = [cands([(1, 0.3 * mass)], 1000, {"cat": 10, "dog": 10}, vec=[(2, 0.5)])]
+    named = [cands([(1, 0.3 * mass)], 1000, {"cat": 10, "dog": 10}, [(2, 0.5)], naming)]
+    assert weight_used(named, terms, Tuning()) == weight_used(plain, terms, Tuning())
 
 
 class Floored(Embedder):
@@ -120,3 +148,33 @@ def test_the_words_may_come_from_the_file_name(tmp_path: Path) -> None:
     with Engine() as engine:
         hits = engine.search(notes, "sourdough starter", k=1, mode="lex")
     assert hits[0].relpath == "sourdough-starter.md"
+
+
+# A note the query names, whose words are a small share of its long body (so its BM25 is
+# well under the query's IDF mass), and notes that only the vectors find.
+WEAKLY_NAMED = {
+    "n.md": "# Docker networking\n\n" + "text " * 200 + "\n",
+    "other.md": "# Setup\n\ndocker install on linux\n",
+    "w.md": "# Weather\n\nrain sun weather\n",
+    "c.md": "# Cat\n\ncat dog bird fish\n",
+    "a.md": "# Apple\n\napple banana soup recipe\n",
+}
+
+
+@pytest.mark.parametrize("boost", [0.0, 0.5, 3.0])
+def test_a_title_boost_does_not_move_the_vectors_say(
+    tmp_path: Path, tiny_embedder: Embedder, boost: float
+) -> None:
+    """A passage found by meaning alone scores the vector side's weight × its normalised
+    cosine: the same whatever `title_exact_boost` is (issue 21: the weight read the word
+    score after the naming factor, so a title boost took say from the vectors)."""
+    notes = write_notes(tmp_path / "notes", WEAKLY_NAMED)
+
+    def meaning_only(tuning: Tuning) -> dict[str, float]:
+        with Engine(models=ModelSource(tiny_embedder), tuning=tuning) as engine:
+            hits = engine.search(notes, "docker networking", k=10, mode="hybrid")
+        return {h.relpath: h.score for h in hits if h.found_by == ("vec",)}
+
+    default = meaning_only(Tuning())
+    assert meaning_only(Tuning(title_exact_boost=boost)) == default
+    assert max(default.values()) > Tuning().dense_weight  # the weight is not at its floor
