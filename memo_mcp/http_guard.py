@@ -23,13 +23,16 @@ import asyncio
 import errno
 import json
 import logging
-import resource
+import sys
 import time
 from collections import OrderedDict
 from typing import Any
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+if sys.platform != "win32":  # Windows has no rlimits: there memo-mcp starts, and each tool
+    import resource  # answers that memo needs WSL (memo_core's UnsupportedPlatformError)
 
 log = logging.getLogger("memo_mcp")
 
@@ -42,6 +45,8 @@ def connection_limit() -> int:
     """MAX_CONNECTIONS, or half the descriptors the process may open if that is fewer (the
     other half for indexes, watches and what a burst of accepts takes before the limit
     closes them)."""
+    if sys.platform == "win32":
+        return MAX_CONNECTIONS
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft == resource.RLIM_INFINITY:
         return MAX_CONNECTIONS
