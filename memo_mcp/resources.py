@@ -40,6 +40,7 @@ from memo_core import (
     MemoError,
     NoteNotFoundError,
     changes_data,
+    confine,
     find_indexes,
     for_terminal,
     iso_time,
@@ -188,6 +189,17 @@ def register_collections(
 
 def _refuse(uri: str, text: str) -> MCPError:
     return MCPError(code=INVALID_PARAMS, message=for_terminal(text), data={"uri": uri})
+
+
+def read_note(engines: LazyEngine, collection: str, path: str, roots: Roots) -> str:
+    """The text of note `path` (relative) in folder `collection`, both inside the roots:
+    what `memo://note` answers, read on the caller's thread."""
+    uri = note_uri(collection, path)
+    try:
+        base = confine(collection, list(roots))
+    except MemoError as e:
+        raise _refuse(uri, str(e)) from e
+    return read_below(engines, base, path, uri)
 
 
 def read_below(engines: LazyEngine, base: Path, path: str, uri: str) -> str:

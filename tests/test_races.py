@@ -37,6 +37,7 @@ from race_helpers import (
 
 from memo_core import Engine, MemoError, ModelSource, format_hits
 from memo_core.files.confine import confine
+from memo_mcp.lazy import LazyEngine
 from memo_mcp.resources import read_note
 from memo_mcp.server import build_server
 
@@ -110,7 +111,7 @@ async def mcp_search_once(tally: Tally, client: Client, path: Path) -> None:
 def read_note_once(tally: Tally, collection: Path, rel: str, roots: list[Path]) -> None:
     """One read of the note resource, its text or error counted."""
     try:
-        text = read_note(str(collection), rel, roots)
+        text = read_note(LazyEngine(roots), str(collection), rel, roots)
     except (MCPError, ResourceError, MemoError) as err:
         tally.clean(str(err))
     except Exception as err:
@@ -394,6 +395,6 @@ def test_the_note_resource_answers_the_same_whatever_lies_behind_a_path_outside(
     for case, top in (("folder", tmp_path / "o1"), (kind, tmp_path / "o2")):
         link = make_link(top, case)
         raw = f"{link}/../../root"
-        answers[case] = outcome(raw, partial(read_note, raw, "a.md", [root]))
+        answers[case] = outcome(raw, partial(read_note, LazyEngine([root]), raw, "a.md", [root]))
         assert MARKER not in answers[case][1]
     assert answers[kind] == answers["folder"]
