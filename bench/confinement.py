@@ -32,8 +32,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _common as C  # noqa: E402
 
-from memo_core import Engine, Folder, scan
+from memo_core import Engine
 from memo_core.files import fsafe
+from memo_core.files.fsafe import Folder
+from memo_core.files.walker import scan
 from memo_core.index import directory as indexdir  # noqa: E402
 
 

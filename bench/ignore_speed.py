@@ -37,8 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 import pathspec  # noqa: E402
 
-from memo_core import scan  # noqa: E402
 from memo_core.files.ignore import MAX_COMPLEX, MAX_PATTERNS, RuleSet, compiled  # noqa: E402
+from memo_core.files.walker import scan  # noqa: E402
 
 SKIP = {"/proc", "/sys", "/dev", "/run", "/tmp"}
 PATHOLOGICAL = [

@@ -47,8 +47,8 @@ def cmd_refresh(args: argparse.Namespace) -> None:
     import speed
     from pyinstrument import Profiler
 
-    from memo_core import scan
     from memo_core.files.discovery import discover, resolve_path
+    from memo_core.files.walker import scan
 
     root = str(args.root)
     s = C.searcher(args.root, C.get_embedder(args))

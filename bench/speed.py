@@ -192,7 +192,7 @@ def compare_refresh(s, root: Path, repeat: int) -> dict:
 
 def note_titles(root: Path, n: int) -> list[str]:
     """Titles of notes (front matter `title:`, else the first `# ` heading), sampled."""
-    from memo_core import scan
+    from memo_core.files.walker import scan
 
     titles: list[str] = []
     for rel in sorted(scan(root).files):
@@ -355,7 +355,7 @@ def knn_vs_numpy(s, queries: list[str], ks: tuple[int, ...]) -> dict:
 
 def edit_files(s, root: Path, count: int, seed: int) -> dict:
     """Append a paragraph to `count` notes, refresh, and count what was embedded."""
-    from memo_core import scan
+    from memo_core.files.walker import scan
     from memo_core.index.indexer import chunk_hash
     from memo_core.text.chunking import chunk_markdown
 
@@ -386,7 +386,7 @@ def edit_files(s, root: Path, count: int, seed: int) -> dict:
 
 def grow(root: Path, target: int) -> int:
     """Copy notes into root/_copies/ until root holds `target` notes; the count added."""
-    from memo_core import scan
+    from memo_core.files.walker import scan
 
     rels = sorted(scan(root).files)
     need = target - len(rels)
