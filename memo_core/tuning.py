@@ -27,7 +27,7 @@ class Tuning:
     # The stages that read these, in order: memo_core/search/__init__.py.
     # Share of the vector side in hybrid when the query's words match the notes well; less
     # well matched (another language, words the notes do not use), the vectors get more say:
-    # see search.ranking.strength and search.fusion.weight_at. Chosen on SciFact train and
+    # see search.ranking.word_strength and search.fusion.weight_at. Chosen on SciFact train and
     # office-dev's wide train split, four directions (bench/fusion_lab.py --split wide;
     # BENCHMARKS.md).
     dense_weight: float = 0.1

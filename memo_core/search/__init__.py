@@ -28,7 +28,7 @@ Across the collections, once (`ranking.ranked`):
    query (`Embedder.relevance_floor`) is dropped.
 8. Dense weight (hybrid): the query's word strength, its best BM25 (stage 1, scaled: not
    the naming factor or proximity, whose settings must not move the vectors' say) over its
-   IDF mass (`ranking.strength`), gives the vector side's weight (`fusion.weight_at`:
+   IDF mass (`ranking.word_strength`), gives the vector side's weight (`fusion.weight_at`:
    `dense_weight`, `lex_full_strength`, `lex_strength_power`, or a model's own policy);
    `adaptive_fusion` False: `dense_weight` for every query.
 9. Fusion (`fusion.rank`): hybrid min-max normalises each side over all the pooled

@@ -41,7 +41,7 @@ class Candidates(Generic[C]):
     vec: Scored = field(default_factory=list)  # cosine similarities, best first
     notices: list[Notice] = field(default_factory=list)
     chunks: int = 0  # chunks in the collection, and in how many each query word occurs:
-    term_docs: dict[str, int] = field(default_factory=dict)  # for `scales` and `strength`
+    term_docs: dict[str, int] = field(default_factory=dict)  # for `scales` and `word_strength`
 
     @property
     def lex(self) -> Scored:
@@ -87,7 +87,9 @@ def scales(found: Sequence[Candidates], terms: Sequence[str]) -> list[float]:
     return out
 
 
-def strength(found: Sequence[Candidates], scale: Sequence[float], terms: Sequence[str]) -> float:
+def word_strength(
+    found: Sequence[Candidates], scale: Sequence[float], terms: Sequence[str]
+) -> float:
     """How well the query's words match the notes: the best BM25 (scaled) over the query's
     IDF mass.
 
@@ -127,11 +129,11 @@ def ranked(
         vec = [(key, s) for key, s in vec if s >= floor or key in worded]
     # The vector side's say in hybrid: `tuning.dense_weight` for a query whose words match
     # the notes well, up to 1 for one whose words match nothing (`tuning.adaptive_fusion`).
-    power: float | None = None
+    strength: float | None = None
     weight: float | None = None
     if mode == "hybrid":
-        power = strength(found, scale, terms) if tuning.adaptive_fusion else None
-        weight = tuning.dense_weight if power is None else weight_at(power, tuning)
+        strength = word_strength(found, scale, terms) if tuning.adaptive_fusion else None
+        weight = tuning.dense_weight if strength is None else weight_at(strength, tuning)
     norms: dict[Key, tuple[float, float]] | None = {} if explain and mode == "hybrid" else None
     top = rank(lex, vec, mode, k, weight or 0.0, norms)
     if not explain:
@@ -151,7 +153,7 @@ def ranked(
             vec=vec_of.get(key),
             lex_norm=n[0] if n else None,
             vec_norm=n[1] if n else None,
-            strength=power,
+            strength=strength,
             dense_weight=weight,
         )
         placed.append(Placed(key[0], key[1], score, sides, why))
