@@ -6,6 +6,7 @@ Linux and macOS it is made by saying the OS lacks the descriptors."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -28,6 +29,16 @@ def unsupported(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_the_engine_runs_where_folders_have_descriptors() -> None:
     assert fsafe.supported() == (sys.platform != "win32")
+
+
+def test_wrapped_os_functions_change_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test or a tracer that wraps os.open is no other OS (the stuck-folder tests do)."""
+    real = fsafe.supported()
+    monkeypatch.setattr(os, "open", lambda *a, **kw: real_open(*a, **kw))
+    assert fsafe.supported() == real
+
+
+real_open = os.open
 
 
 def test_the_first_engine_call_says_to_use_wsl(unsupported: None) -> None:
