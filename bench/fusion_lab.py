@@ -33,6 +33,7 @@ CANDIDATES = 200
 
 def collect(root: Path, queries: list[tuple[str, dict[str, int]]], embedder, tuning) -> list:
     """Per query: (lex [(cid, score)], vec [(cid, score)], coverage, id -> file, relevant)."""
+    from memo_core.search.ranking import word_strength
     from memo_core.text import textnorm
 
     out = []
@@ -48,10 +49,11 @@ def collect(root: Path, queries: list[tuple[str, dict[str, int]]], embedder, tun
             qvecs = embedder.embed([q for q, _ in queries], query=True)
             for (q, rels), qvec in zip(queries, qvecs, strict=True):
                 terms = textnorm.query_terms(q)
-                lex = coll.candidates(store, terms, None, None, CANDIDATES, "lex").lex
+                found = coll.candidates(store, terms, None, None, CANDIDATES, "lex")
+                lex = found.lex
                 vec = C.knn(coll, store, qvec, CANDIDATES)
-                cov, mass = coverage(store, terms)
-                strength = (lex[0][1] / mass) if lex and mass else 0.0
+                cov, _ = coverage(store, terms)
+                strength = word_strength([found], [1.0], terms)  # the engine's own rule
                 out.append((lex, vec, (cov, strength), id2file, rels))
     return out
 
@@ -218,7 +220,7 @@ def proximity_variants(tuning) -> dict:
 
 
 def engine_policy(sig: tuple[float, float]) -> float:
-    """The engine's policy, with its default settings (fusion.dense_weight)."""
+    """The engine's policy, with its default settings (ranking.word_strength, fusion.weight_at)."""
     from memo_core import Tuning
     from memo_core.search.fusion import weight_at
 

@@ -50,8 +50,11 @@ class Searcher:
         *,
         refresh: bool = True,
         progress: ProgressFn | None = None,
+        explain: bool = False,
     ) -> SearchResults:
-        return self.engine.search(self.path, query, k, mode, refresh=refresh, progress=progress)
+        return self.engine.search(
+            self.path, query, k, mode, refresh=refresh, progress=progress, explain=explain
+        )
 
     def refresh(
         self, *, embed: bool = True, progress: ProgressFn | None = None, wait: bool = True
