@@ -36,7 +36,7 @@ from memo_core.errors import (
 )
 from memo_core.files.confine import allowed_roots, confine
 from memo_core.files.discovery import resolve_path
-from memo_core.files.notes import NoteText
+from memo_core.files.notes import NOTE_LIMIT, NoteText
 from memo_core.files.walker import find_indexes, index_path, relevant_change
 from memo_core.formatting import (
     changes_data,
@@ -109,6 +109,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "NOTE_LIMIT",
     "ChangeReport",
     "CollectionStatus",
     "DEFAULT_K",

@@ -24,7 +24,7 @@ from memo_core.files.confine import check_inside, real_path
 from memo_core.files.discovery import discover, resolve_path
 from memo_core.files.feed import Inotify
 from memo_core.files.fsafe import require_supported
-from memo_core.files.notes import NoteText, note_paths, read_note
+from memo_core.files.notes import NOTE_LIMIT, NoteText, note_paths, read_note
 from memo_core.files.walker import is_within
 from memo_core.index.indexer import ProgressFn, RefreshStats
 from memo_core.index.jobs import wait_within
@@ -360,7 +360,7 @@ class Engine:
 
     # -- notes ----------------------------------------------------------------------------
 
-    def note(self, folder: UserPath, rel: str, *, limit: int) -> NoteText:
+    def note(self, folder: UserPath, rel: str, *, limit: int = NOTE_LIMIT) -> NoteText:
         """Note `rel` ('/' between folders) below `folder`, at most `limit` bytes of it (cut
         at a line end), if a search could find it there: judged by the walker's rules from
         the collection that holds `folder`, read through its descriptor (files/notes.py).

@@ -37,6 +37,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INTERNAL_ERROR, INVALID_PARAMS
 
 from memo_core import (
+    NOTE_LIMIT,
     MemoError,
     NoteNotFoundError,
     changes_data,
@@ -60,7 +61,7 @@ CHANGES_PREFIX = "memo://changes/"
 SCAN_DEPTH = 3
 SCAN_MAX_DIRS = 20_000
 # A note bigger than this is sent cut (at a line end), with a last line that says so.
-MAX_NOTE_BYTES = 2 * 1024 * 1024
+MAX_NOTE_BYTES = NOTE_LIMIT  # the engine's bound (a test lowers it here)
 # Each read walks afresh (reads at the same time share one walk), waiting at most this
 # long: a folder under the roots may hang, and the walk then goes on in the background;
 # a later read that waits in vain too gets the last listing that was made.

@@ -5,6 +5,7 @@ the command line."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -161,3 +162,40 @@ def test_only_settings_reads_the_environment(path: Path) -> None:
         and n.value.id == "os"
     ]
     assert not reads, f"{path.name} reads the environment at lines {reads}: use settings"
+
+
+def _layout_bullets() -> dict[str, set[str]]:
+    """README's Layout section: each package bullet's folder -> the module names it gives."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    bullets: dict[str, set[str]] = {}
+    folder = None
+    for line in section.splitlines():
+        head = re.match(r"\s*- `([\w/]+)/`", line)
+        if head:
+            folder = head.group(1)
+            bullets[folder] = set()
+            line = line[head.end() :]
+        elif not line.strip() or not line.startswith(" "):
+            folder = None
+        if folder is not None:
+            bullets[folder] |= set(re.findall(r"`([a-z_][a-z0-9_]*)`", line))
+    return bullets
+
+
+PACKAGES = sorted(
+    p.parent for p in [*REPO.glob("memo_*/__init__.py"), *REPO.glob("memo_core/*/__init__.py")]
+)
+
+
+@pytest.mark.parametrize("package", PACKAGES, ids=lambda p: str(p.relative_to(REPO)))
+def test_the_readme_layout_names_every_module(package: Path) -> None:
+    """The README's map is the tree: every module of every package named under its folder's
+    bullet, and no name there that is not a module."""
+    named = _layout_bullets().get(str(package.relative_to(REPO)))
+    assert named is not None, f"README's Layout has no bullet for {package.relative_to(REPO)}/"
+    modules = {p.stem for p in package.glob("*.py")} - {"__init__"}
+    assert named == modules, (
+        f"missing from the README: {sorted(modules - named)}; "
+        f"named but not modules: {sorted(named - modules)}"
+    )

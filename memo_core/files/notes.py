@@ -36,6 +36,9 @@ from memo_core.files.walker import (
 )
 from memo_core.text.escapes import shown
 
+# The most of one note a read hands over (the MCP resource, an agent's context): a note past
+# it is cut at a line end, and says where the rest is.
+NOTE_LIMIT = 2 * 1024 * 1024
 ASK_RELATIVE = "give the note's path relative to the collection, e.g. home/backup.md"
 
 
