@@ -1,6 +1,6 @@
 """memo's index file on disk: opening it to write, to read, or only to look at, never
 following a symlink and never touching a file that is not memo's (`dbfiles` says whose a
-file is, before SQLite opens it; `indexdir` reaches the files through the root's descriptor).
+file is, before SQLite opens it; `directory` reaches the files through the root's descriptor).
 
 Whatever lies at an index path that is not memo's (another program's database, a symlink, a
 FIFO, a hard link, a journal memo did not leave) is never opened for writing, changed,
@@ -60,7 +60,7 @@ _opening = _PerFile()
 def open_for_writing(path: Path, root: Folder | None = None) -> apsw.Connection:
     """memo's index at `path`, created and migrated as needed, in WAL mode; `root`: the
     collection's folder, when `path` lies in its `.memo` (reached through its descriptor,
-    and SQLite's file checked to be the one there: `indexdir`).
+    and SQLite's file checked to be the one there: `directory`).
 
     IndexLocationError when the place cannot hold it: a foreign file there, a symlink or odd
     file among its side files, a folder memo cannot write (the caller keeps it elsewhere).
@@ -202,7 +202,7 @@ def _open_sqlite(
 ) -> apsw.Connection:
     """A connection to the database at `path` with sqlite-vec, never through a symlink, with
     SQLite's URI `options`; one that only reads never checkpoints the WAL when it closes.
-    For a file in `<root>/.memo`, the files SQLite opens are the ones there (`indexdir`)."""
+    For a file in `<root>/.memo`, the files SQLite opens are the ones there (`directory`)."""
     try:
         db = connect(path, access, options, root)
     except apsw.Error as e:

