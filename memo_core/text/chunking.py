@@ -54,7 +54,7 @@ def chunk_markdown(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[Chunk]
     and a note whose chunks would cost the index too much for its size as one long body."""
     if max_chars < 1:
         raise ValueError(f"max_chars must be positive, got {max_chars}")
-    lines = _split_lines(text)
+    lines = editor_lines(text)
     start = _front_matter_end(lines)
     headings, fences = _scan(lines, start)
     # offsets[i] = characters before line i ("\n" included), so any span's length is O(1).
@@ -102,7 +102,7 @@ def _cut(title: str) -> str:
     return title if len(title) <= MAX_HEADING_CHARS else title[: MAX_HEADING_CHARS - 1] + "…"
 
 
-def _split_lines(text: str) -> list[str]:
+def editor_lines(text: str) -> list[str]:
     if text.startswith("\ufeff"):
         text = text[1:]
     # Editors (and Python's universal newlines) break lines at \r\n, \r and \n only;
