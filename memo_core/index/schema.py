@@ -1,9 +1,10 @@
 """The index's schema, as numbered migrations applied on open (by `opening`).
 
 Schema 2: chunk ids come from AUTOINCREMENT, so an id is never given to another chunk while
-the database lives (a reader's vector cache keys on ids); skip notes are codes. Schema 3
-(this memo): the history of the content, started by `history.start_history`, so that its
-fingerprint follows the one rule there.
+the database lives (a reader's vector cache keys on ids); skip notes are codes. Schema 3:
+the history of the content, started by `history.start_history`, so that its fingerprint
+follows the one rule there. Schema 4 (this memo): what a note's front matter says (its
+names, for the naming boost) and its tags (for scoped searches).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import apsw
 
 from memo_core.index.history import start_history
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 APP_ID = "memo"  # stored in meta: how memo recognises its own index
 APPLICATION_ID = 0x6D656D6F  # 'memo', in the SQLite header too
 
@@ -114,9 +115,29 @@ def _v2_to_v3(db: apsw.Connection) -> None:
     start_history(db)
 
 
+def _v3_to_v4(db: apsw.Connection) -> None:
+    # Front matter and tags (issue 22). `front`: JSON of the note's names and other fields'
+    # words as indexed, so a refresh knows when its chunks' words must be written anew, and
+    # ranking reads the names as titles. `tags`: normalised (`#` stripped, case-folded),
+    # nested ones as written (`a/b`); keyed by tag first, since scopes look files up by tag.
+    # Rows of notes indexed before stay empty until the index is rebuilt (the chunker's
+    # version changed with this, so it is).
+    db.execute(
+        """
+        ALTER TABLE files ADD COLUMN front TEXT NOT NULL DEFAULT '';
+        CREATE TABLE tags(
+            file_id INTEGER NOT NULL REFERENCES files(id),
+            tag TEXT NOT NULL,
+            PRIMARY KEY (tag, file_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX tags_file ON tags(file_id);
+        """
+    )
+
+
 def new_generation() -> str:
     return os.urandom(8).hex()
 
 
 # Numbered migrations: MIGRATIONS[i] takes a database from version i to i + 1.
-MIGRATIONS = [_schema_v1, _v1_to_v2, _v2_to_v3]
+MIGRATIONS = [_schema_v1, _v1_to_v2, _v2_to_v3, _v3_to_v4]
