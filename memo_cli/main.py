@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from memo_cli.progress import ProgressBar
 from memo_cli.watch import DEBOUNCE_MS, watch
 from memo_core import (
+    AROUND_LINES,
     DEFAULT_K,
     DEFAULT_MODE,
     DEFAULT_SOURCE,
@@ -27,6 +28,7 @@ from memo_core import (
     for_terminal,
     format_changes,
     format_hits,
+    format_read,
     format_refresh,
     format_reindex,
     format_status,
@@ -96,6 +98,11 @@ def _changes(engine: Engine, a: argparse.Namespace) -> None:
         _print_json(changes_data(report))
     else:
         sys.stdout.write(for_terminal(format_changes(report)))
+
+
+def _read(engine: Engine, a: argparse.Namespace) -> None:
+    lines = engine.read(a.path, a.note, from_line=a.from_line, to_line=a.to_line, around=a.around)
+    sys.stdout.write(for_terminal(format_read(lines)))
 
 
 def _reindex(engine: Engine, a: argparse.Namespace) -> None:
@@ -200,6 +207,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     st = _command(sub, "status", "files, chunks and last update of each collection", _status)
     st.add_argument("--json", action="store_true", help="machine-readable output")
+
+    rp = _command(sub, "read", "a note's lines, numbered as an editor numbers them", _read)
+    rp.add_argument(
+        "note", help="the note's path inside PATH (home/backup.md), or a hit's path:line"
+    )
+    rp.add_argument("--from", type=int, dest="from_line", metavar="N", help="first line (1)")
+    rp.add_argument("--to", type=int, dest="to_line", metavar="M", help="last line (the end)")
+    rp.add_argument(
+        "--around", type=int, metavar="N", help=f"line N and {AROUND_LINES} lines each side"
+    )
 
     _command(sub, "reindex", "rebuild the index from scratch", _reindex)
 

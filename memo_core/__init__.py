@@ -36,18 +36,20 @@ from memo_core.errors import (
 )
 from memo_core.files.confine import allowed_roots, confine
 from memo_core.files.discovery import resolve_path
-from memo_core.files.notes import NOTE_LIMIT, NoteText
+from memo_core.files.notes import AROUND_LINES, NOTE_LIMIT, NoteLines, NoteText
 from memo_core.files.walker import find_indexes, index_path, relevant_change
 from memo_core.formatting import (
     changes_data,
     file_note_text,
     format_changes,
     format_hits,
+    format_read,
     format_refresh,
     format_reindex,
     format_status,
     format_update,
     iso_time,
+    note_text,
     notice_text,
     search_data,
 )
@@ -109,6 +111,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "AROUND_LINES",
     "NOTE_LIMIT",
     "ChangeReport",
     "CollectionStatus",
@@ -136,6 +139,7 @@ __all__ = [
     "ModelUnavailableError",
     "NoCollectionError",
     "NotANoteError",
+    "NoteLines",
     "NoteNotFoundError",
     "NoteText",
     "NoteUnreadableError",
@@ -161,6 +165,7 @@ __all__ = [
     "for_terminal",
     "format_changes",
     "format_hits",
+    "format_read",
     "format_refresh",
     "format_reindex",
     "format_status",
@@ -171,6 +176,7 @@ __all__ = [
     "is_installed",
     "iso_time",
     "load_model_dir",
+    "note_text",
     "notice_text",
     "refresh_budget",
     "relevant_change",

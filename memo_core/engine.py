@@ -24,7 +24,16 @@ from memo_core.files.confine import check_inside, real_path
 from memo_core.files.discovery import discover, resolve_path
 from memo_core.files.feed import Inotify
 from memo_core.files.fsafe import require_supported
-from memo_core.files.notes import NOTE_LIMIT, NoteText, note_paths, read_note
+from memo_core.files.notes import (
+    NOTE_LIMIT,
+    NoteLines,
+    NoteText,
+    line_span,
+    located,
+    note_lines,
+    note_paths,
+    read_note,
+)
 from memo_core.files.walker import is_within
 from memo_core.index.indexer import ProgressFn, RefreshStats
 from memo_core.index.jobs import wait_within
@@ -368,6 +377,35 @@ class Engine:
         base = resolve_path(folder)
         check_inside(base, self.roots, folder)
         return read_note(base, rel, limit, self.roots)
+
+    def read(
+        self,
+        folder: UserPath,
+        note: str,
+        *,
+        from_line: int | None = None,
+        to_line: int | None = None,
+        around: int | None = None,
+        limit: int = NOTE_LIMIT,
+    ) -> NoteLines:
+        """Lines `from_line`–`to_line` of note `note` below `folder`, or those around line
+        `around` (none given: all), numbered as a hit's `path:line` counts them, of the text
+        `note()` serves (its checks, its bound). `note` may be a hit's absolute path (then
+        judged from its own folder, which must lie inside the roots), and may end in a
+        hit's `:line`: read around it. InvalidArgumentError for a bad span, before reading."""
+        rel, at = located(note)
+        if at is not None:
+            if (from_line, to_line, around) != (None, None, None):
+                raise InvalidArgumentError(
+                    f"{shown(note)} names its line already: leave out from, to and around"
+                )
+            around = at
+        first, last = line_span(from_line, to_line, around)
+        if os.path.isabs(rel):
+            folder, rel = os.path.split(rel)
+        text = self.note(folder, rel, limit=limit)
+        where = os.path.join(resolve_path(folder), rel)
+        return note_lines(text, where, first, last)
 
     def note_paths(self, folder: UserPath) -> list[str]:
         """The notes a search could find below `folder`, relative to it, sorted."""

@@ -16,6 +16,7 @@ from memo_core.text.escapes import for_terminal, shown
 from memo_core.values import FileNote, Notice, NoticeKind
 
 if TYPE_CHECKING:  # annotations only: formatting stays light to import (memo-mcp's start)
+    from memo_core.files.notes import NoteLines, NoteText
     from memo_core.index.indexer import RefreshStats
     from memo_core.results import ChangeReport, CollectionStatus, Hit, SearchResults
 
@@ -223,3 +224,44 @@ def changes_data(report: ChangeReport) -> dict[str, object]:
     else:
         data |= {"files": [shown(p) for p in report.files], "reason": report.reason}
     return data
+
+
+def note_text(note: NoteText, where: str) -> str:
+    """A note as `memo://note` serves it: its text, and when it was cut, a last line that
+    says so and where the rest is (`where`: the note's path)."""
+    if not note.cut:
+        return note.text
+    return note.text + f"\n{_cut_line(note, where)}\n"
+
+
+def _cut_line(note: NoteText, where: str) -> str:
+    return (
+        f"<!-- memo: cut here, the first {note.kept} of {note.size} bytes; "
+        f"the rest is in {shown(where)} -->"
+    )
+
+
+def format_read(r: NoteLines) -> str:
+    """Lines of a note for a reader (`memo_read`, `memo read`): a head line naming the note,
+    the lines shown and how many it has (a span past the end said so, not refused); then
+    each line as an editor shows it: its number right-aligned, a tab, the line. Read up to a
+    cut, the lines end with the line `memo://note` ends the note with."""
+    where = shown(r.where)
+    last = r.first + len(r.lines) - 1
+    first, asked_last = r.asked
+    asked = f"с {first}" if asked_last is None else f"{first}–{asked_last}"
+    if r.lines:
+        head = f"{where}: строки {r.first}–{last} из {r.total}"
+        if asked_last is not None and asked_last > last:
+            head += f" (просили {asked}: дальше конец заметки)"
+    elif r.total:
+        head = f"{where}: за концом заметки (просили {asked}, а строк в ней {r.total})"
+    else:
+        head = f"{where}: заметка пуста"
+    if r.note.cut:
+        head += f"; заметка обрезана: прочитаны первые {r.note.kept} из {r.note.size} байт"
+    width = len(str(last))
+    body = [f"{n:>{width}}\t{line}" for n, line in enumerate(r.lines, r.first)]
+    if r.note.cut and last == r.total:
+        body.append(_cut_line(r.note, r.where))
+    return "\n".join([head, *body]) + "\n"

@@ -45,6 +45,7 @@ from memo_core import (
     find_indexes,
     for_terminal,
     iso_time,
+    note_text,
     shown,
 )
 from memo_mcp.lazy import LazyEngine
@@ -221,13 +222,7 @@ def read_below(engines: LazyEngine, base: Path, path: str, uri: str) -> str:
         raise ResourceNotFoundError(str(e)) from e
     except MemoError as e:
         raise _refuse(uri, str(e)) from e
-    if not note.cut:
-        return note.text
-    where = shown(str(base / rel))
-    return note.text + (
-        f"\n<!-- memo: cut here, the first {note.kept} of {note.size} bytes; "
-        f"the rest is in {where} -->\n"
-    )
+    return note_text(note, str(base / rel))
 
 
 def _as_sent(ctx: Context, prefix: str) -> list[str] | None:

@@ -35,6 +35,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from memo_core import (
+    AROUND_LINES,
     DEFAULT_K,
     DEFAULT_MODE,
     MAX_K,
@@ -49,6 +50,7 @@ from memo_core import (
     for_terminal,
     format_changes,
     format_hits,
+    format_read,
     format_reindex,
     format_status,
 )
@@ -145,6 +147,8 @@ _USAGE = {
     "memo_status": 'usage: {"path": "~/notes"}',
     "memo_reindex": 'usage: {"path": "~/notes"}',
     "memo_changes": 'usage: {"path": "~/notes", "since": "<fingerprint>" (optional)}',
+    "memo_read": 'usage: {"path": "~/notes", "note": "home/backup.md", "from_line": 1, '
+    '"to_line": 40 (both optional)} or {"path": "~/notes", "note": "/home/me/notes/a.md:12"}',
 }
 
 
@@ -334,6 +338,44 @@ def build_server(roots: list[Path] | None = None, engine: Engine | None = None) 
             return CallToolResult(content=[text], structured_content=changes_data(report))
 
         return await run(path, changes)
+
+    @server.tool(
+        name="memo_read",
+        title="Read a note",
+        description="A note's lines, numbered: all, from_line–to_line, or around a line "
+        "(a hit's path:line)",
+        annotations=read_only,
+        structured_output=False,
+    )
+    async def memo_read(
+        path: PathArg,
+        note: Annotated[
+            str,
+            Field(
+                min_length=1,
+                description="The note's path inside `path` (home/backup.md), or a hit's "
+                "path:line from memo_search",
+            ),
+        ],
+        from_line: Annotated[
+            int | None, Field(strict=True, ge=1, description="First line to show (default 1)")
+        ] = None,
+        to_line: Annotated[
+            int | None,
+            Field(strict=True, ge=1, description="Last line to show (default: the note's end)"),
+        ] = None,
+        around: Annotated[
+            int | None,
+            Field(strict=True, ge=1, description=f"Show {AROUND_LINES} lines each side of it"),
+        ] = None,
+    ) -> str:
+        # What memo://note serves (Engine.note: confined, ignore-aware, bounded), numbered.
+        return await run(
+            path,
+            lambda p: format_read(
+                engines.get().read(p, note, from_line=from_line, to_line=to_line, around=around)
+            ),
+        )
 
     register_resources(server, roots, engines, places)
     register_prompts(server, roots, places)

@@ -177,7 +177,7 @@ async def test_a_fifo_does_not_stall_the_server(notes: Path) -> None:
             uri = f"memo://note/{quote(str(notes), safe='')}/pipe.md"
             with pytest.raises(MCPError, match="not a Markdown note|cannot be read"):
                 await c.read_resource(uri)
-            assert len((await c.list_tools()).tools) == 4
+            assert len((await c.list_tools()).tools) == 5
 
 
 # -- names and text that are not plain text -----------------------------------------------
@@ -361,7 +361,7 @@ async def test_a_stuck_folder_leaves_the_server_answering(tmp_path: Path, tiny_e
                 tg.start_soon(search_stuck)
             await anyio.sleep(0.5)
             with anyio.fail_after(10):
-                assert len((await c.list_tools()).tools) == 4
+                assert len((await c.list_tools()).tools) == 5
                 args = {"path": str(other), "query": "fish", "mode": "lex"}
                 assert "c.md:1  C" in (await c.call_tool("memo_search", args)).content[0].text
                 assert not (await c.call_tool("memo_status", {"path": str(other)})).is_error

@@ -90,7 +90,7 @@ def test_one_post_one_json_answer_without_a_session(server: HttpServer, accept: 
     answer = plain(server, call("tools/list"), accept)
     assert answer["id"] == 7
     names = [t["name"] for t in answer["result"]["tools"]]
-    assert names == ["memo_search", "memo_status", "memo_reindex", "memo_changes"]
+    assert names == ["memo_search", "memo_status", "memo_reindex", "memo_changes", "memo_read"]
     assert plain(server, call("ping", rid=8), accept) == {"jsonrpc": "2.0", "id": 8, "result": {}}
 
 

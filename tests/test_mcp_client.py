@@ -92,7 +92,13 @@ async def test_server_identity_and_instructions() -> None:
 async def test_tool_metadata_is_short_and_annotated() -> None:
     async with client() as c:
         tools = {t.name: t for t in (await c.list_tools()).tools}
-    assert list(tools) == ["memo_search", "memo_status", "memo_reindex", "memo_changes"]
+    assert list(tools) == [
+        "memo_search",
+        "memo_status",
+        "memo_reindex",
+        "memo_changes",
+        "memo_read",
+    ]
     for t in tools.values():
         assert t.title and len(t.description) <= 100, t
         assert t.annotations.open_world_hint is False
@@ -101,6 +107,7 @@ async def test_tool_metadata_is_short_and_annotated() -> None:
     assert tools["memo_search"].annotations.read_only_hint is True
     assert tools["memo_status"].annotations.read_only_hint is True
     assert tools["memo_changes"].annotations.read_only_hint is True
+    assert tools["memo_read"].annotations.read_only_hint is True
     reindex = tools["memo_reindex"].annotations
     assert reindex.read_only_hint is False
     assert reindex.idempotent_hint is True and reindex.destructive_hint is False
@@ -234,7 +241,7 @@ async def test_server_answers_while_a_first_index_runs(
             tg.start_soon(search)
             assert await anyio.to_thread.run_sync(gated.entered.wait, 10)
             with anyio.fail_after(5):  # the index is stuck, the server is not
-                assert len((await c.list_tools()).tools) == 4
+                assert len((await c.list_tools()).tools) == 5
                 r = await c.call_tool("memo_status", {"path": str(other)})
                 assert not r.is_error and "чанков 0, индекс нет" in text_of(r)
             assert "search" not in results
@@ -314,6 +321,7 @@ async def test_sdk_stdio_client(tmp_path: Path, tiny_model_dir: Path) -> None:
             "memo_status",
             "memo_reindex",
             "memo_changes",
+            "memo_read",
         ]
         r = await c.call_tool(
             "memo_search",

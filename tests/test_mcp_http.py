@@ -182,7 +182,7 @@ async def test_identity_tools_resources_prompts(connect) -> None:
     async with connect() as c:
         assert (c.server_info.name, c.server_info.version) == ("memo", memo_core.__version__)
         tools = [t.name for t in (await c.list_tools()).tools]
-        assert tools == ["memo_search", "memo_status", "memo_reindex", "memo_changes"]
+        assert tools == ["memo_search", "memo_status", "memo_reindex", "memo_changes", "memo_read"]
         assert [r.uri for r in (await c.list_resources()).resources] == ["memo://collections"]
         templates = (await c.list_resource_templates()).resource_templates
         assert [t.uri_template for t in templates] == [

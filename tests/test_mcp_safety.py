@@ -28,12 +28,13 @@ from test_crash_and_concurrency import check_consistent
 
 from memo_mcp import server as memo_server
 
-TOOLS = ("memo_search", "memo_status", "memo_reindex", "memo_changes")
+TOOLS = ("memo_search", "memo_status", "memo_reindex", "memo_changes", "memo_read")
 HIT = re.compile(r"^(/.+?):(\d+)  (.*)$")  # the heading is empty before the first one
 
 
 def arguments(tool: str, path: str) -> dict[str, Any]:
-    return {"path": path, "query": "restic"} if tool == "memo_search" else {"path": path}
+    more = {"memo_search": {"query": "restic"}, "memo_read": {"note": "garden.md"}}
+    return {"path": path} | more.get(tool, {})
 
 
 def outside_text(path: str, roots: list[Path]) -> str:

@@ -88,9 +88,10 @@ def test_initialize_handshake(tmp_path: Path) -> None:
 
 
 def test_tools_list_has_three_tools(wire: WireServer) -> None:
-    """The name is the contract's (SPEC.md); the fourth tool, memo_changes, came with issue 13."""
+    """The name is the contract's (SPEC.md); memo_changes came with issue 13, memo_read with
+    issue 22."""
     tools = {t["name"]: t for t in wire.call("tools/list")["result"]["tools"]}
-    assert set(tools) == {"memo_search", "memo_status", "memo_reindex", "memo_changes"}
+    assert set(tools) == {"memo_search", "memo_status", "memo_reindex", "memo_changes", "memo_read"}
     search = tools["memo_search"]["inputSchema"]
     assert search["type"] == "object"
     assert sorted(search["required"]) == ["path", "query"]
@@ -107,6 +108,11 @@ def test_tools_list_has_three_tools(wire: WireServer) -> None:
         assert list(schema["properties"]) == ["path"]
     changes = tools["memo_changes"]["inputSchema"]
     assert changes["required"] == ["path"] and list(changes["properties"]) == ["path", "since"]
+    read = tools["memo_read"]
+    assert read["annotations"]["readOnlyHint"] is True and len(read["description"]) <= 100
+    assert sorted(read["inputSchema"]["required"]) == ["note", "path"]
+    props = list(read["inputSchema"]["properties"])
+    assert props == ["path", "note", "from_line", "to_line", "around"]
 
 
 def test_unknown_method_returns_32601(wire: WireServer) -> None:

@@ -1,5 +1,6 @@
-"""One note read for a reader (the `memo://note` resource, `memo_read`), and the notes of a
-folder (completions): exactly what a search could find there, nothing else.
+"""One note read for a reader (the `memo://note` resource, `memo_read`), the lines of it a
+reader asked for, and the notes of a folder (completions): exactly what a search could find
+there, nothing else.
 
 A path is judged by the walker's own policy (`is_note_path`, `judge_path`: hidden and
 tool folders, `.gitignore` and `.memoignore` at every level), from the collection that
@@ -17,7 +18,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from memo_core.errors import NotANoteError, NoteNotFoundError, NoteUnreadableError
+from memo_core.errors import (
+    InvalidArgumentError,
+    NotANoteError,
+    NoteNotFoundError,
+    NoteUnreadableError,
+)
 from memo_core.files.fsafe import (
     Escape,
     Folder,
@@ -29,17 +35,25 @@ from memo_core.files.fsafe import (
 from memo_core.files.walker import (
     Verdict,
     index_path,
+    is_note_name,
     is_note_path,
     is_within,
     judge_path,
     scan,
 )
+from memo_core.text.chunking import editor_lines
 from memo_core.text.escapes import shown
 
 # The most of one note a read hands over (the MCP resource, an agent's context): a note past
 # it is cut at a line end, and says where the rest is.
 NOTE_LIMIT = 2 * 1024 * 1024
 ASK_RELATIVE = "give the note's path relative to the collection, e.g. home/backup.md"
+# Lines shown on each side of the line a reader reads around (a hit's `path:line`): the
+# passage and its neighbourhood, not the whole note.
+AROUND_LINES = 20
+# Digits a `path:line` may have: more is no line of any note (and int() of thousands of
+# digits is refused by Python itself).
+MAX_LINE_DIGITS = 18
 
 
 @dataclass(frozen=True)
@@ -126,3 +140,61 @@ def _collection_of(folder: Path, roots: Sequence[Path] | None) -> tuple[Path, st
         if above == top:
             break
     return folder, ""
+
+
+@dataclass(frozen=True)
+class NoteLines:
+    """Lines of a note as an editor numbers them: `lines`, the first of them line `first`,
+    out of `total` in the text read (a cut note's first `note.kept` bytes); `asked`: the
+    span asked for (its last None: to the end), which may run past the end; `where`: the
+    note's real path."""
+
+    where: str
+    note: NoteText
+    first: int
+    lines: list[str]
+    total: int
+    asked: tuple[int, int | None]
+
+
+def located(note: str) -> tuple[str, int | None]:
+    """A hit's `path:line` split into the note and its line; any other name as it is (a
+    name with a colon of its own is no `.md` before its last one)."""
+    head, sep, tail = note.rpartition(":")
+    digits = tail.isascii() and tail.isdigit() and len(tail) <= MAX_LINE_DIGITS
+    if sep and digits and is_note_name(os.path.basename(head)):
+        return head, int(tail)
+    return note, None
+
+
+def line_span(
+    from_line: int | None, to_line: int | None, around: int | None
+) -> tuple[int, int | None]:
+    """The first and last line asked for (last None: to the end): `from_line`–`to_line`,
+    either left out, or AROUND_LINES each side of `around`. InvalidArgumentError, saying what
+    to write, for a line below 1, a range that ends before it starts, or both ways at once."""
+    for name, n in (("from", from_line), ("to", to_line), ("around", around)):
+        if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1):
+            raise InvalidArgumentError(
+                f"{name} must be a line number, 1 or more (lines count from 1), got {n!r}"
+            )
+    if around is not None:
+        if from_line is not None or to_line is not None:
+            raise InvalidArgumentError("give either a line to read around or from and to, not both")
+        return max(1, around - AROUND_LINES), around + AROUND_LINES
+    if from_line is not None and to_line is not None and from_line > to_line:
+        raise InvalidArgumentError(
+            f"from {from_line} is after to {to_line}: give the first line first, "
+            f"e.g. from {to_line} to {from_line}"
+        )
+    return from_line or 1, to_line
+
+
+def note_lines(note: NoteText, where: str, first: int, last: int | None) -> NoteLines:
+    """Lines `first`–`last` of `note` (None: to its end; a span past the end is cut to it),
+    counted as a hit's `path:line` counts them (`editor_lines`)."""
+    lines = editor_lines(note.text)
+    if lines[-1] == "":  # the newline that ends the last line starts no line of its own
+        lines.pop()
+    end = len(lines) if last is None else min(last, len(lines))
+    return NoteLines(where, note, first, lines[first - 1 : end], len(lines), (first, last))
