@@ -12,7 +12,7 @@ from typing import Any
 
 import Stemmer
 
-from memo_core.text import chunking, textnorm
+from memo_core.text import chunking, frontmatter, textnorm
 
 MB = 1024 * 1024
 
@@ -76,6 +76,7 @@ class Tuning:
         under another identity is rebuilt (the model has its own record, `vec_model`)."""
         return {
             "chunker": chunking.CHUNKER_VERSION,
+            "front_matter": frontmatter.PARSER_VERSION,
             "chunk_max_chars": self.chunk_max_chars,
             "embed_max_chars": self.embed_max_chars,
             "max_file_bytes": self.max_file_bytes,

@@ -9,6 +9,7 @@ so a rename re-embeds nothing).
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -23,7 +24,8 @@ from memo_core.index.rows import FileState
 from memo_core.index.store import Store
 from memo_core.model.embedder import Embedder
 from memo_core.text import textnorm
-from memo_core.text.chunking import Chunk, chunk_markdown
+from memo_core.text.chunking import Chunk, Note, parse_note
+from memo_core.text.frontmatter import FrontMatter
 from memo_core.tuning import Tuning
 from memo_core.values import FileNote, Notice, NoticeKind
 
@@ -89,6 +91,8 @@ class _Prepared:
     hash: str
     note: FileNote | None
     chunks: list[Chunk]
+    front: FrontMatter
+    tags: tuple[str, ...]
 
 
 def _digest(data: bytes) -> str:
@@ -234,17 +238,15 @@ class Indexer:
                 continue
             if note is FileNote.UNREADABLE:
                 st = (-1, st[1])  # so the next refresh retries it
-            chunks = (
-                []
+            parsed = (
+                Note([], FrontMatter(), ())
                 if note and note.skipped
-                else chunk_markdown(
-                    data.decode("utf-8", errors="replace"), self.tuning.chunk_max_chars
-                )
+                else parse_note(data.decode("utf-8", errors="replace"), self.tuning.chunk_max_chars)
             )
             if note:
                 stats.notes.append((rel, note, detail))
-            batch.append(_Prepared(rel, st, old, h, note, chunks))
-            size += len(chunks)
+            batch.append(_Prepared(rel, st, old, h, note, parsed.chunks, parsed.front, parsed.tags))
+            size += len(parsed.chunks)
             if size >= self.tuning.batch_chunks:
                 yield batch
                 batch, size = [], 0
@@ -264,18 +266,33 @@ class Indexer:
         with store.write():
             for p in batch:
                 fid = store.upsert_file(p.rel, *p.stat, p.hash, p.note)
-                path_words = textnorm.normalize(textnorm.path_text(p.rel))
-                old_ids: dict[str, list[int]] = {}
+                # The note's names are found as its path is: in every chunk's heading words.
+                names = p.front.names
+                path_words = textnorm.normalize(" ".join([textnorm.path_text(p.rel), *names]))
+                # Its other fields' words join its first chunk's body (measured against every
+                # chunk's heading words, BENCHMARKS.md, issue 22).
+                field_words = textnorm.normalize(p.front.words)
+                front = json.dumps({"names": names, "words": p.front.words}, ensure_ascii=False)
+                front = front if names or p.front.words else ""
+                # A chunk's words hold the note's names and fields too: when they changed,
+                # no chunk keeps its old words (vectors are still reused by hash).
+                same_front = store.file_front(fid) == front
+                store.set_front(fid, front, p.tags)
+                old_ids: dict[tuple[str, bool], list[int]] = {}
                 # Read inside the transaction, not from the walk's snapshot: another process
-                # may have indexed this file since, and its chunks must not be doubled.
-                for cid, h in store.file_chunks(fid):
-                    old_ids.setdefault(h, []).append(cid)
+                # may have indexed this file since, and its chunks must not be doubled. The
+                # first chunk, holding the fields' words, is reused only as the first.
+                for k, (cid, h) in enumerate(store.file_chunks(fid)):
+                    old_ids.setdefault((h, bool(field_words) and k == 0), []).append(cid)
                 for seq, c in enumerate(p.chunks):
                     h = chunk_hash(c)
-                    if old_ids.get(h):
-                        store.move_chunk(old_ids[h].pop(0), seq, c.line)
+                    key = (h, bool(field_words) and seq == 0)
+                    if same_front and old_ids.get(key):
+                        store.move_chunk(old_ids[key].pop(0), seq, c.line)
                         continue
-                    cid = store.insert_chunk(fid, seq, c, h, path_words)
+                    cid = store.insert_chunk(
+                        fid, seq, c, h, path_words, field_words if seq == 0 else ""
+                    )
                     stats.chunks_written += 1
                     if h in vectors:
                         store.set_vector(cid, vectors[h])

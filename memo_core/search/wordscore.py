@@ -3,9 +3,10 @@ body; × a naming factor when the query names the passage; + a proximity share w
 query's adjacent words stand close together in it. `WordScore.score` is the one rule that
 joins them.
 
-Naming: a passage whose heading path or note path holds every word of the query ("Свойство
-name (ADOX)", "sourdough starter") is what a title query asks for, yet BM25 ranks a long page
-that repeats the words above the short page titled with them. So its word score is raised,
+Naming: a passage whose heading path, note path or note's names (front matter `title` and
+`aliases`) hold every word of the query ("Свойство name (ADOX)", "sourdough starter") is
+what a title query asks for, yet BM25 ranks a long page that repeats the words above the
+short page titled with them. So its word score is raised,
 and more the more exactly a title of it is the query: "Recordset object (ADO)" answers the
 query "Recordset object (ADO)" better than "Recordset object (ADO) reference" does. Chosen on
 the train sets (BENCHMARKS.md, issue 12); SciFact's claims almost never name a passage, so it
@@ -46,13 +47,14 @@ class WordScore:
         return self.bm25 * self.naming + self.proximity
 
 
-def exactness(terms: set[str], heading: str, rel: str) -> float:
+def exactness(terms: set[str], heading: str, rel: str, names: Sequence[str] = ()) -> float:
     """The largest share of a title's words that are query words, over the passage's own
-    heading, its note's first heading and its file name (0 when none has words)."""
+    heading, its note's first heading, its file name and its note's names (front matter
+    title and aliases; 0 when none has words)."""
     parts = heading.split(" > ") if heading else []
     name = textnorm.path_text(rel.rsplit("/", 1)[-1], whole=False)
     best = 0.0
-    for title in [*parts[-1:], *parts[:1], name]:
+    for title in [*parts[-1:], *parts[:1], name, *names]:
         # Only the words as written: "wi-fi" joined or "MessageBox" whole would be words the
         # title holds twice, and no query could cover them all.
         words = set(textnorm.query_terms(title, joined=False))
@@ -61,26 +63,35 @@ def exactness(terms: set[str], heading: str, rel: str) -> float:
     return best
 
 
-def naming_factor(row: ChunkRow, terms: set[str], tuning: Tuning) -> float:
+def naming_factor(
+    row: ChunkRow, terms: set[str], tuning: Tuning, names: Sequence[str] = ()
+) -> float:
     """What a passage the query names is multiplied by: 1 + `heading_match_boost` +
-    `title_exact_boost` × its exactness."""
-    exact = exactness(terms, row.heading, row.path)
+    `title_exact_boost` × its exactness (`names`: its note's front matter names)."""
+    exact = exactness(terms, row.heading, row.path, names)
     return 1 + tuning.heading_match_boost + tuning.title_exact_boost * exact
 
 
-def word_candidates(store: Store, terms: Sequence[str], n: int, tuning: Tuning) -> list[WordScore]:
+def word_candidates(
+    store: Store, terms: Sequence[str], n: int, tuning: Tuning, *, scoped: bool = False
+) -> list[WordScore]:
     """The n best passages by BM25 holding any of `terms`, each with its naming factor and
-    proximity share, best word score first."""
+    proximity share, best word score first; `scoped`: of the passages in scope only
+    (`Store.scope_to`), chosen among them before the n are cut."""
     weights = (tuning.heading_weight, tuning.body_weight)
-    bm25 = store.lex(terms, n, weights)
+    bm25 = store.lex(terms, n, weights, scoped=scoped)
     naming: dict[int, float] = {}
     if bm25 and (tuning.heading_match_boost or tuning.title_exact_boost):
         rows = store.chunk_rows(store.named(terms, [cid for cid, _ in bm25]))
         query = set(terms)
-        naming = {cid: naming_factor(row, query, tuning) for cid, row in rows.items()}
+        names = store.names_of(list(rows))
+        naming = {
+            cid: naming_factor(row, query, tuning, names.get(cid, ())) for cid, row in rows.items()
+        }
     near: dict[int, float] = {}
     if bm25 and tuning.proximity_weight and len(terms) > 1:
-        near = store.near(terms, NEAR_CANDIDATES_FACTOR * n, weights, tuning.proximity_window)
+        window = tuning.proximity_window
+        near = store.near(terms, NEAR_CANDIDATES_FACTOR * n, weights, window, scoped=scoped)
     words = [
         WordScore(
             cid,

@@ -3,22 +3,36 @@
 
 Hits are shown as `path:line` and people jump straight there, so line numbers are an editor's.
 The parser is a single-pass subset of CommonMark (headings, fences, front matter) without
-regexes, so hostile input (a 1 MB line of `#` or backticks) costs linear time.
+regexes, so hostile input (a 1 MB line of `#` or backticks) costs linear time. Front matter
+and inline `#tags` are read by `frontmatter` (`parse_note` returns them with the chunks).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass
 
+from memo_core.text import frontmatter
+from memo_core.text.frontmatter import FrontMatter
 from memo_core.text.headings import rendered
 
-__all__ = ["CHUNKER_VERSION", "DEFAULT_MAX_CHARS", "MAX_HEADING_CHARS", "Chunk", "chunk_markdown"]
+__all__ = [
+    "CHUNKER_VERSION",
+    "DEFAULT_MAX_CHARS",
+    "MAX_HEADING_CHARS",
+    "Chunk",
+    "Note",
+    "chunk_markdown",
+    "parse_note",
+]
 
 # Bump whenever a change here can split a note differently: indexes record it and rebuild.
 # 3: headings as a reader sees them (inline HTML tags and `{#id}` blocks dropped).
 # 4: a note of sections too small to pay for their chunks is chunked by size (MAX_INDEX_COST).
-CHUNKER_VERSION = 4
+# 5: front matter parsed (a block its parser rejects is text, as it reads); the parser has
+# its own version (frontmatter.PARSER_VERSION), recorded beside this one.
+CHUNKER_VERSION = 5
 # A heading path is cut here (every chunk stores its own: a 12,000-word title under 2,000
 # sections would otherwise store 2,000 copies of it); a longer title stays whole in the text.
 MAX_HEADING_CHARS = 200
@@ -49,14 +63,54 @@ class Chunk:
     text: str  # the passage, without its heading line
 
 
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A note as the index reads it: its chunks, front matter, and tags."""
+
+    chunks: list[Chunk]
+    front: FrontMatter  # empty when the note has none (or its block is text)
+    tags: tuple[str, ...]  # the front matter's, then the body's inline ones (normalised)
+
+
 def chunk_markdown(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[Chunk]:
     """Chunks of `text` in file order; a body longer than `max_chars` is split at blocks,
     and a note whose chunks would cost the index too much for its size as one long body."""
+    return parse_note(text, max_chars).chunks
+
+
+def parse_note(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> Note:
+    """`text`'s chunks (as `chunk_markdown`), front matter and tags; inline tags are read
+    outside code fences."""
     if max_chars < 1:
         raise ValueError(f"max_chars must be positive, got {max_chars}")
     lines = editor_lines(text)
-    start = _front_matter_end(lines)
+    start, front = frontmatter.parse_front_matter(lines)
     headings, fences = _scan(lines, start)
+    front = front or FrontMatter()
+    tags = tuple(dict.fromkeys(front.tags + frontmatter.inline_tags(_prose(lines, start, fences))))
+    return Note(_chunks(lines, start, headings, fences, max_chars, len(text)), front, tags)
+
+
+def _prose(lines: list[str], start: int, fences: dict[int, int]) -> Iterator[str]:
+    """Lines from `start` on, those of code fences (delimiters included) left out."""
+    i = start
+    while i < len(lines):
+        if i in fences:
+            i = fences[i] + 1
+            continue
+        yield lines[i]
+        i += 1
+
+
+def _chunks(
+    lines: list[str],
+    start: int,
+    headings: list[_Heading],
+    fences: dict[int, int],
+    max_chars: int,
+    size: int,
+) -> list[Chunk]:
+    """The chunks of lines `start`.. (`size`: the note's length, which bounds their cost)."""
     # offsets[i] = characters before line i ("\n" included), so any span's length is O(1).
     offsets = [0]
     for line in lines:
@@ -80,7 +134,7 @@ def chunk_markdown(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[Chunk]
         # still gets a chunk, so a file of headings alone remains findable.
         sec.emit(body, end, first, path, leaf=nxt is None or nxt[2] <= level)
     cost = sum(CHUNK_COST + HEADING_COST * len(c.heading) for c in sec.out)
-    if cost <= MAX_INDEX_COST * len(text) + FREE_CHUNKS * CHUNK_COST:
+    if cost <= MAX_INDEX_COST * size + FREE_CHUNKS * CHUNK_COST:
         return sec.out
     return _by_size(sec, start, [h[0] for h in headings], paths)
 
@@ -108,18 +162,6 @@ def editor_lines(text: str) -> list[str]:
     # Editors (and Python's universal newlines) break lines at \r\n, \r and \n only;
     # str.splitlines() would also break at \x0c, \x1c-\x1e, \x85, \u2028, … and shift numbers.
     return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-
-
-def _front_matter_end(lines: list[str]) -> int:
-    """Index of the first line after YAML (---) or TOML (+++) front matter; 0 if there is none."""
-    opener = lines[0].rstrip()
-    if opener not in ("---", "+++"):
-        return 0
-    closers = ("---", "...") if opener == "---" else ("+++",)
-    for i in range(1, len(lines)):
-        if lines[i].rstrip() in closers:
-            return i + 1
-    return 0  # unclosed: it was a thematic break, and the file is prose
 
 
 def _scan(lines: list[str], start: int) -> tuple[list[_Heading], dict[int, int]]:
