@@ -204,6 +204,14 @@ def _tokens(src: bytes, pathname: bool) -> list[Token] | None:
     return out
 
 
+def path_glob(pattern: bytes) -> tuple[Token, ...] | None:
+    """A glob matched against a whole relative path (a search's `under`), read as git's
+    wildmatch with WM_PATHNAME reads it: `*` and `?` stay within one name, `**` crosses
+    folders; None if no path can match it (an unclosed `[`, a trailing backslash)."""
+    tokens = _tokens(pattern, pathname=True)
+    return tuple(tokens) if tokens is not None else None
+
+
 def _class(src: bytes, i: int) -> tuple[int, int] | None:
     """The class opening at src[i] == '[': (its bytes, the index after its ']'), read as
     wildmatch reads it (a ']' first is a member, `[!` and `[^` negate, `a-z`, `\\x`,

@@ -58,12 +58,20 @@ class VectorCache:
                 self.matrix = np.vstack([self.matrix[keep], new])
         self._store, self._version, self._key = weakref.ref(store), version, key
 
-    def nearest(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """Chunk ids and cosine similarities (vectors are unit length), best first."""
+    def nearest(
+        self, vector: np.ndarray, k: int, among: np.ndarray | None = None
+    ) -> list[tuple[int, float]]:
+        """Chunk ids and cosine similarities (vectors are unit length), best first; `among`:
+        of these chunk ids only (a search's scope), chosen among them before the k are cut."""
         if not len(self.ids) or not np.any(vector) or self.matrix.shape[1] != len(vector):
             return []  # nothing indexed, a query the model maps to zero, or another model
+        # The whole matrix times the query, then the rows in scope: one product, not a copy
+        # of the rows in scope first.
         scores = self.matrix @ np.asarray(vector, np.float32)
-        k = min(k, len(scores))
-        top = np.argpartition(-scores, k - 1)[:k]
+        rows = np.arange(len(scores)) if among is None else np.flatnonzero(np.isin(self.ids, among))
+        k = min(k, len(rows))
+        if not k:
+            return []
+        top = rows[np.argpartition(-scores[rows], k - 1)[:k]]
         top = top[np.argsort(-scores[top], kind="stable")]
         return [(int(self.ids[i]), float(scores[i])) for i in top]

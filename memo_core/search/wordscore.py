@@ -72,11 +72,14 @@ def naming_factor(
     return 1 + tuning.heading_match_boost + tuning.title_exact_boost * exact
 
 
-def word_candidates(store: Store, terms: Sequence[str], n: int, tuning: Tuning) -> list[WordScore]:
+def word_candidates(
+    store: Store, terms: Sequence[str], n: int, tuning: Tuning, *, scoped: bool = False
+) -> list[WordScore]:
     """The n best passages by BM25 holding any of `terms`, each with its naming factor and
-    proximity share, best word score first."""
+    proximity share, best word score first; `scoped`: of the passages in scope only
+    (`Store.scope_to`), chosen among them before the n are cut."""
     weights = (tuning.heading_weight, tuning.body_weight)
-    bm25 = store.lex(terms, n, weights)
+    bm25 = store.lex(terms, n, weights, scoped=scoped)
     naming: dict[int, float] = {}
     if bm25 and (tuning.heading_match_boost or tuning.title_exact_boost):
         rows = store.chunk_rows(store.named(terms, [cid for cid, _ in bm25]))
@@ -87,7 +90,8 @@ def word_candidates(store: Store, terms: Sequence[str], n: int, tuning: Tuning) 
         }
     near: dict[int, float] = {}
     if bm25 and tuning.proximity_weight and len(terms) > 1:
-        near = store.near(terms, NEAR_CANDIDATES_FACTOR * n, weights, tuning.proximity_window)
+        window = tuning.proximity_window
+        near = store.near(terms, NEAR_CANDIDATES_FACTOR * n, weights, window, scoped=scoped)
     words = [
         WordScore(
             cid,

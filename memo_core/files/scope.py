@@ -1,0 +1,223 @@
+"""`Scope`: which notes a search ranks, by where they lie, their tags and when they changed.
+
+One value for the CLI, MCP and Python alike, checked once when it is made: a bad glob, date
+or tag is an InvalidArgumentError that says what to write. A search ranks only the notes in
+scope (the candidates are restricted before the top-k is cut: `Collection.candidates`).
+
+- `under`: a sub-folder (`projects`), a note (`projects/plan.md`) or a glob of note paths
+  (`journal/2024-*`, `**/drafts`), relative to the path searched. A glob is matched as git
+  matches one (`*` within a name, `**` across folders, linear time whatever it holds), and a
+  note is in scope when the glob matches its path or a folder above it.
+- `tags`: the note holds every one of them (`#` optional, any case; `a/b` is held by a note
+  tagged `a/b/c` too).
+- `after` / `before`: the note's modification time, both bounds inclusive. A bare date is a
+  whole day in local time (`before 2024-05-31` includes all of May 31st); a date and time
+  without an offset is local time too.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timezone
+
+from memo_core.errors import InvalidArgumentError
+from memo_core.files.globmatch import Token, match, path_glob, positions, regex
+from memo_core.text.frontmatter import normalize_tag
+
+# Hostile input stays cheap: a path glob longer than any path, or a list of tags no one
+# types, is refused rather than matched.
+MAX_UNDER_CHARS = 4096
+MAX_TAGS = 32
+MAX_DATE_CHARS = 64
+_WILDCARDS = "*?[\\"
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_DATE_HELP = (
+    "write an ISO date (2024-05-01, a whole day in local time) or date and time "
+    "(2024-05-01T14:30, local time unless it ends in Z or +02:00)"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Which notes a search ranks (module docstring); every field optional. Made with
+    `Scope.parse` from what a user typed, or directly (checked the same way)."""
+
+    under: str | None = None  # '/'-separated, relative to the path searched; normalised
+    tags: tuple[str, ...] = ()  # normalised: no '#', case-folded
+    after: datetime | None = None  # changed at or after this (aware: local when naive)
+    before: datetime | None = None  # changed at or before this
+    _glob: tuple[Token, ...] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        under = _under(self.under) if self.under is not None else None
+        object.__setattr__(self, "under", under)
+        if under is not None and any(c in under for c in _WILDCARDS):
+            object.__setattr__(self, "_glob", _glob(under))
+        object.__setattr__(self, "tags", _tags(self.tags))
+        after = _aware(self.after, "after")
+        before = _aware(self.before, "before")
+        if after is not None and before is not None and after > before:
+            raise InvalidArgumentError(
+                f"after ({after.isoformat(timespec='seconds')}) is later than before "
+                f"({before.isoformat(timespec='seconds')}): "
+                "no note can match; swap them"
+            )
+        object.__setattr__(self, "after", after)
+        object.__setattr__(self, "before", before)
+
+    @classmethod
+    def parse(
+        cls,
+        *,
+        under: str | None = None,
+        tags: Iterable[str] | str | None = None,
+        after: str | date | None = None,
+        before: str | date | None = None,
+    ) -> Scope:
+        """A scope from a user's values: `after`/`before` as ISO text (or a date or
+        datetime); a blank text is left out, as an argument not given."""
+        return cls(
+            under=under if under is None or under.strip() else None,
+            tags=(tags,) if isinstance(tags, str) else tuple(tags or ()),
+            after=_moment(after, "after", end=False),
+            before=_moment(before, "before", end=True),
+        )
+
+    def __bool__(self) -> bool:
+        """Whether it leaves any note out."""
+        return bool(self.under or self.tags or self.after or self.before)
+
+    @property
+    def after_ns(self) -> int | None:
+        return _ns(self.after) if self.after is not None else None
+
+    @property
+    def before_ns(self) -> int | None:
+        # A datetime counts in microseconds: the bound takes in its whole last microsecond.
+        return _ns(self.before) + 999 if self.before is not None else None
+
+    def path_test(self) -> Callable[[str], bool] | None:
+        """A test of a note's path (relative to the path searched) against `under`; None
+        when every path passes. Each test remembers its folders' answers, so a collection's
+        notes cost one match each and one per folder."""
+        under = self.under
+        if under is None:
+            return None
+        glob = self._glob
+        if glob is None:
+            return lambda p: p == under or p.startswith(under + "/")
+        folders: dict[str, bool] = {}
+        # A glob with one run (`journal/2024-*`) as a regular expression, whose backtracking
+        # that bounds (globmatch.regex): 10 times faster than the linear matcher in Python.
+        source = regex(glob)
+        rx = re.compile(source) if source is not None else None
+
+        def matches(text: str) -> bool:
+            raw = os.fsencode(text)
+            return rx.fullmatch(raw) is not None if rx else match(glob, raw, positions(raw))
+
+        def folder_in(folder: str) -> bool:
+            if folder not in folders:
+                parent = folder.rpartition("/")[0]
+                folders[folder] = matches(folder) or (bool(parent) and folder_in(parent))
+            return folders[folder]
+
+        def test(path: str) -> bool:
+            folder = path.rpartition("/")[0]
+            return matches(path) or (bool(folder) and folder_in(folder))
+
+        return test
+
+
+def _under(raw: str) -> str | None:
+    """`raw` as a '/'-separated path below the path searched; None for the whole of it."""
+    if not isinstance(raw, str) or len(raw) > MAX_UNDER_CHARS or "\0" in raw:
+        raise InvalidArgumentError(
+            f"under must be a folder or glob of at most {MAX_UNDER_CHARS} characters, "
+            "e.g. projects or journal/2024-*"
+        )
+    text = raw.strip()
+    if text.startswith(("/", "~/")) or text == "~":
+        raise InvalidArgumentError(
+            f"under {raw!r} is not relative: give it relative to the path searched, "
+            "e.g. projects or journal/2024-*"
+        )
+    parts = [p for p in text.split("/") if p not in ("", ".")]
+    if ".." in parts:
+        raise InvalidArgumentError(
+            f"under {raw!r} leaves the path searched ('..'): search the folder above instead"
+        )
+    return "/".join(parts) or None
+
+
+def _glob(under: str) -> tuple[Token, ...]:
+    try:
+        tokens = path_glob(os.fsencode(under))
+    except UnicodeEncodeError:
+        tokens = None  # a lone surrogate no file name can hold
+    if tokens is None:
+        raise InvalidArgumentError(
+            f"under {under!r} is not a glob any path can match (an unclosed '[' or a "
+            "trailing '\\'): write '\\[' for a literal '[', e.g. notes/\\[draft\\]*"
+        )
+    return tokens
+
+
+def _tags(raw: Iterable[str]) -> tuple[str, ...]:
+    given = list(raw)
+    if len(given) > MAX_TAGS:
+        raise InvalidArgumentError(f"at most {MAX_TAGS} tags in one search, got {len(given)}")
+    out: list[str] = []
+    for t in given:
+        tag = normalize_tag(t) if isinstance(t, str) else ""
+        if not tag:
+            raise InvalidArgumentError(
+                f"not a tag: {t!r}: give a tag such as work or #project/memo (no spaces)"
+            )
+        out.append(tag)
+    return tuple(dict.fromkeys(out))
+
+
+def _moment(value: str | date | None, name: str, *, end: bool) -> datetime | None:
+    """A bound as a datetime: a bare date is its day's first moment, or its last (`end`)."""
+    if value is None or isinstance(value, datetime):
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return None
+        if len(text) > MAX_DATE_CHARS:
+            raise InvalidArgumentError(f"{name}: not a date ({len(text)} characters); {_DATE_HELP}")
+        try:
+            if len(text) == 10:  # YYYY-MM-DD: a day, not its midnight
+                value = date.fromisoformat(text)
+            else:
+                return datetime.fromisoformat(text)
+        except ValueError:
+            raise InvalidArgumentError(f"{name}: {text!r} is not a date; {_DATE_HELP}") from None
+    if not isinstance(value, date):
+        raise InvalidArgumentError(f"{name}: {value!r} is not a date; {_DATE_HELP}")
+    return datetime.combine(value, time.max if end else time.min)  # its last or first µs
+
+
+def _aware(moment: datetime | None, name: str) -> datetime | None:
+    """`moment` with its offset: naive means local time (what a user's clock says)."""
+    if moment is None:
+        return None
+    if not isinstance(moment, datetime):
+        raise InvalidArgumentError(f"{name}: {moment!r} is not a date; {_DATE_HELP}")
+    try:
+        return moment if moment.tzinfo is not None else moment.astimezone()
+    except (OverflowError, OSError, ValueError):  # beyond what the OS's clock can say
+        raise InvalidArgumentError(f"{name}: {moment} is out of range; {_DATE_HELP}") from None
+
+
+def _ns(moment: datetime) -> int:
+    """Nanoseconds since the epoch, exactly (a float timestamp would round them), within
+    what SQLite's integers hold (year 9999 is beyond them; no file's time is)."""
+    since = moment - _EPOCH
+    ns = (since.days * 86_400 + since.seconds) * 10**9 + since.microseconds * 1000
+    return max(-(2**63), min(ns, 2**63 - 1 - 999))
