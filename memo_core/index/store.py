@@ -442,6 +442,10 @@ class Store:
         )
         return [(fid, from_stored(path)) for fid, path in rows]
 
+    def file_count(self) -> int:
+        """How many files the index holds (skipped ones too)."""
+        return int(self._scalar("SELECT count(*) FROM files"))
+
     def scope_to(self, file_ids: Iterable[int]) -> np.ndarray:
         """Put these files' chunks in scope for `lex` and `near` (`scoped=True`) until the
         next call; their chunk ids, sorted. A temporary table of this connection: reading
