@@ -266,33 +266,30 @@ class Indexer:
         with store.write():
             for p in batch:
                 fid = store.upsert_file(p.rel, *p.stat, p.hash, p.note)
-                # The note's names are found as its path is: in every chunk's heading words.
+                # The note's names are found as its path is: in every chunk's heading words;
+                # so are its other fields' words (measured against its first chunk's body and
+                # its first chunk's heading: every chunk's heading ranked best, issue 22).
                 names = p.front.names
-                path_words = textnorm.normalize(" ".join([textnorm.path_text(p.rel), *names]))
-                # Its other fields' words join its first chunk's body (measured against every
-                # chunk's heading words, BENCHMARKS.md, issue 22).
-                field_words = textnorm.normalize(p.front.words)
+                path_words = textnorm.normalize(
+                    " ".join([textnorm.path_text(p.rel), *names, p.front.words])
+                )
                 front = json.dumps({"names": names, "words": p.front.words}, ensure_ascii=False)
                 front = front if names or p.front.words else ""
                 # A chunk's words hold the note's names and fields too: when they changed,
                 # no chunk keeps its old words (vectors are still reused by hash).
                 same_front = store.file_front(fid) == front
                 store.set_front(fid, front, p.tags)
-                old_ids: dict[tuple[str, bool], list[int]] = {}
+                old_ids: dict[str, list[int]] = {}
                 # Read inside the transaction, not from the walk's snapshot: another process
-                # may have indexed this file since, and its chunks must not be doubled. The
-                # first chunk, holding the fields' words, is reused only as the first.
-                for k, (cid, h) in enumerate(store.file_chunks(fid)):
-                    old_ids.setdefault((h, bool(field_words) and k == 0), []).append(cid)
+                # may have indexed this file since, and its chunks must not be doubled.
+                for cid, h in store.file_chunks(fid):
+                    old_ids.setdefault(h, []).append(cid)
                 for seq, c in enumerate(p.chunks):
                     h = chunk_hash(c)
-                    key = (h, bool(field_words) and seq == 0)
-                    if same_front and old_ids.get(key):
-                        store.move_chunk(old_ids[key].pop(0), seq, c.line)
+                    if same_front and old_ids.get(h):
+                        store.move_chunk(old_ids[h].pop(0), seq, c.line)
                         continue
-                    cid = store.insert_chunk(
-                        fid, seq, c, h, path_words, field_words if seq == 0 else ""
-                    )
+                    cid = store.insert_chunk(fid, seq, c, h, path_words)
                     stats.chunks_written += 1
                     if h in vectors:
                         store.set_vector(cid, vectors[h])

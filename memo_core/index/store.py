@@ -257,12 +257,10 @@ class Store:
             if has_vec:
                 self.db.execute("DELETE FROM vec WHERE rowid = ?", (cid,))
 
-    def insert_chunk(
-        self, file_id: int, seq: int, c: Chunk, h: str, path_words: str, body_words: str = ""
-    ) -> int:
+    def insert_chunk(self, file_id: int, seq: int, c: Chunk, h: str, path_words: str) -> int:
         """A new chunk; FTS5 gets its body and, as its heading, the heading path and the
-        words of the note's path and names (`path_words`, normalised), all as normalised
-        words; `body_words` (normalised: the note's other front matter fields) join the body."""
+        words of the note's path and front matter (`path_words`, normalised), all as
+        normalised words."""
         self.db.execute(
             "INSERT INTO chunks(file_id, seq, line, heading, text, hash) VALUES (?, ?, ?, ?, ?, ?)",
             (file_id, seq, c.line, c.heading, c.text, h),
@@ -271,7 +269,7 @@ class Store:
         heading = f"{textnorm.normalize(c.heading)} {path_words}".strip()
         self.db.execute(
             "INSERT INTO fts(rowid, heading, body) VALUES (?, ?, ?)",
-            (cid, heading, f"{textnorm.normalize(c.text)} {body_words}".strip()),
+            (cid, heading, textnorm.normalize(c.text)),
         )
         return cid
 
