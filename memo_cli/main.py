@@ -21,6 +21,7 @@ from memo_core import (
     MODES,
     Engine,
     MemoError,
+    Scope,
     __version__,
     changes_data,
     chosen_source,
@@ -47,10 +48,11 @@ Command = Callable[[Engine, argparse.Namespace], None]
 
 
 def _search(engine: Engine, a: argparse.Namespace) -> None:
+    scope = Scope.parse(under=a.under, tags=a.tag, after=a.after, before=a.before)
     bar = ProgressBar()
     try:
         results = engine.search(
-            a.path, a.query, k=a.k, mode=a.mode, progress=bar, explain=a.explain
+            a.path, a.query, k=a.k, mode=a.mode, progress=bar, explain=a.explain, scope=scope
         )
     finally:
         bar.done()
@@ -188,6 +190,28 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"how many passages (1..{MAX_K}, default {DEFAULT_K})",
     )
     sp.add_argument("--mode", choices=MODES, default=DEFAULT_MODE, help=f"default: {DEFAULT_MODE}")
+    sp.add_argument(
+        "--under",
+        metavar="GLOB",
+        help="only notes in this sub-folder or matching this glob, relative to PATH "
+        "(projects, journal/2024-*, **/drafts)",
+    )
+    sp.add_argument(
+        "--tag",
+        action="append",
+        metavar="TAG",
+        help="only notes with this tag (repeatable: all of them; #work/memo also matches "
+        "a note tagged work/memo/issues)",
+    )
+    sp.add_argument(
+        "--after",
+        metavar="DATE",
+        help="only notes changed on or after this date (2024-05-01, or 2024-05-01T14:30; "
+        "local time)",
+    )
+    sp.add_argument(
+        "--before", metavar="DATE", help="only notes changed on or before this date (as --after)"
+    )
     sp.add_argument("--json", action="store_true", help="machine-readable output")
     sp.add_argument(
         "--explain",

@@ -70,6 +70,7 @@ from memo_core.values import (
 
 if TYPE_CHECKING:
     from memo_core.engine import Engine, UserPath
+    from memo_core.files.scope import Scope
     from memo_core.index.indexer import Progress, ProgressFn, RefreshStats
     from memo_core.model.embedder import Embedder
     from memo_core.model.install import install_named, is_installed, resolve_model_dir
@@ -96,6 +97,7 @@ _LAZY = {
     "ProgressFn": "index.indexer",
     "RefreshStats": "index.indexer",
     "ModelSource": "model.loading",
+    "Scope": "files.scope",  # its tags are read as the front matter's (a YAML parser)
     "Searcher": "searcher",
     "Tuning": "tuning",
 }
@@ -151,6 +153,7 @@ __all__ = [
     "ProgressFn",
     "RefreshStats",
     "ResourceLimitError",
+    "Scope",
     "SearchResults",
     "Searcher",
     "Tuning",

@@ -34,6 +34,7 @@ from memo_core.files.notes import (
     note_paths,
     read_note,
 )
+from memo_core.files.scope import Scope
 from memo_core.files.walker import is_within
 from memo_core.index.indexer import ProgressFn, RefreshStats
 from memo_core.index.jobs import wait_within
@@ -217,10 +218,14 @@ class Engine:
         refresh: bool = True,
         progress: ProgressFn | None = None,
         explain: bool = False,
+        scope: Scope | None = None,
     ) -> SearchResults:
         """The k best passages for `query` under `path`, ranked together across its
         collections, after a refresh (`refresh=False`: as indexed); `explain`: each hit
         says why it ranks where it does (`Hit.explain`).
+
+        `scope` (`Scope.parse`): rank only the notes in it, chosen among them before the k
+        are cut; its `under` is read from `path`.
 
         The refresh is waited for at most `refresh_budget_s` (then the answer comes from
         what is committed and says how far indexing got, and it goes on in the background);
@@ -228,7 +233,10 @@ class Engine:
         from the last snapshot and says so.
         """
         k, query = _checked(query, k, mode)
+        if scope is not None and not isinstance(scope, Scope):
+            raise InvalidArgumentError(f"scope must be a Scope (Scope.parse), got {scope!r}")
         collections = self.collections(path)
+        below = _below(resolve_path(path), collections) if scope else {}
         notices: list[Notice] = []
         embedder: Embedder | None = None
         if mode != "lex":
@@ -256,7 +264,11 @@ class Engine:
             for c in collections:
                 store = stack.enter_context(c.snapshot())
                 if store is not None:
-                    found.append(c.candidates(store, terms, qvec, model_id, n, mode, stats))
+                    found.append(
+                        c.candidates(
+                            store, terms, qvec, model_id, n, mode, stats, scope, below.get(c, "")
+                        )
+                    )
                     notices += found[-1].notices
             floor = embedder.relevance_floor(qvec) if embedder and qvec is not None else None
             hits = self._ranked_hits(found, terms, mode, k, floor, embedder, explain)
@@ -429,6 +441,12 @@ def _one_activity_line(notices: list[Notice]) -> list[Notice]:
     where = os.path.commonpath([n.collection or "" for n in same])
     line = Notice(kind, where, done=sum(n.done for n in same), total=sum(n.total for n in same))
     return [n for n in notices if n not in busy] + [line]
+
+
+def _below(base: Path, collections: list[Collection]) -> dict[Collection, str]:
+    """Each collection's folder relative to the path searched ('/'-separated, "" for the
+    path itself), where a scope's `under` is read from (discovery finds them at or below)."""
+    return {c: "/".join(c.root.relative_to(base).parts) for c in collections}
 
 
 def _checked(query: object, k: object, mode: object) -> tuple[int, str]:

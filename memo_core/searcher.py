@@ -11,6 +11,7 @@ from pathlib import Path
 from memo_core.collection import Collection
 from memo_core.engine import Engine, UserPath
 from memo_core.files.discovery import resolve_path
+from memo_core.files.scope import Scope
 from memo_core.index.indexer import ProgressFn, RefreshStats
 from memo_core.model.embedder import Embedder
 from memo_core.model.loading import ModelSource
@@ -51,9 +52,17 @@ class Searcher:
         refresh: bool = True,
         progress: ProgressFn | None = None,
         explain: bool = False,
+        scope: Scope | None = None,
     ) -> SearchResults:
         return self.engine.search(
-            self.path, query, k, mode, refresh=refresh, progress=progress, explain=explain
+            self.path,
+            query,
+            k,
+            mode,
+            refresh=refresh,
+            progress=progress,
+            explain=explain,
+            scope=scope,
         )
 
     def refresh(

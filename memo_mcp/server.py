@@ -143,7 +143,9 @@ def _arguments_text(tool: str, err: ValidationError) -> str:
 _MODES_TEXT = " | ".join(f'"{m}"' for m in MODES)
 _USAGE = {
     "memo_search": 'usage: {"path": "~/notes", "query": "what to find", '
-    f'"k": 1..{MAX_K} (default {DEFAULT_K}), "mode": {_MODES_TEXT} (default "{DEFAULT_MODE}")}}',
+    f'"k": 1..{MAX_K} (default {DEFAULT_K}), "mode": {_MODES_TEXT} (default "{DEFAULT_MODE}"), '
+    '"under": "projects", "tags": ["work"], "after": "2024-05-01", "before": "2024-05-31" '
+    "(optional)}",
     "memo_status": 'usage: {"path": "~/notes"}',
     "memo_reindex": 'usage: {"path": "~/notes"}',
     "memo_changes": 'usage: {"path": "~/notes", "since": "<fingerprint>" (optional)}',
@@ -277,11 +279,33 @@ def build_server(roots: list[Path] | None = None, engine: Engine | None = None) 
             ModeName,
             Field(description="hybrid: words + meaning; lex: words only; vec: meaning only"),
         ] = DEFAULT_MODE,
+        under: Annotated[
+            str | None,
+            Field(description="Only notes in this sub-folder or glob, relative to path"),
+        ] = None,
+        tags: Annotated[
+            list[str] | None,
+            Field(description="Only notes with all these tags (a/b matches a/b/c)"),
+        ] = None,
+        after: Annotated[
+            str | None,
+            Field(description="Only notes changed on or after: 2024-05-01 or 2024-05-01T14:30"),
+        ] = None,
+        before: Annotated[
+            str | None, Field(description="Only notes changed on or before (as after)")
+        ] = None,
     ) -> str:
         progress = ProgressBridge(ctx, f"indexing {path}")
-        return await run(
-            path, lambda p: format_hits(engines.get().search(p, query, k, mode, progress=progress))
-        )
+
+        def search(p: Path) -> str:
+            from memo_core import Scope  # with the engine, on first use (not at start)
+
+            scope = Scope.parse(under=under, tags=tags, after=after, before=before)
+            return format_hits(
+                engines.get().search(p, query, k, mode, progress=progress, scope=scope)
+            )
+
+        return await run(path, search)
 
     @server.tool(
         name="memo_status",

@@ -182,6 +182,31 @@ def test_bad_arguments_are_readable(wire: WireServer, arguments: dict, first_lin
     assert lines[-1].startswith('usage: {"path": "~/notes", "query": ')
 
 
+def test_search_scopes_on_the_wire(wire: WireServer, tmp_path: Path) -> None:
+    """Issue 22: `under`, `tags`, `after`, `before` are optional, described, and a bad one
+    is a result with isError and a text saying what to write."""
+    tools = {t["name"]: t for t in wire.call("tools/list")["result"]["tools"]}
+    props = tools["memo_search"]["inputSchema"]["properties"]
+    for name in ("under", "after", "before"):
+        assert props[name]["anyOf"] == [{"type": "string"}, {"type": "null"}]
+    assert props["tags"]["anyOf"][0] == {"type": "array", "items": {"type": "string"}}
+    for name in ("under", "tags", "after", "before"):
+        assert props[name]["default"] is None and 0 < len(props[name]["description"]) <= 80
+    assert sorted(tools["memo_search"]["inputSchema"]["required"]) == ["path", "query"]
+    notes = str(make_notes(tmp_path))
+    found = wire.tool("memo_search", {"path": notes, "query": "backup", "under": "home"})
+    assert found["isError"] is False and "home/backup.md" in found["content"][0]["text"]
+    for scope, says in [
+        ({"under": "a["}, "under 'a[' is not a glob any path can match"),
+        ({"tags": ["#"]}, "not a tag: '#'"),
+        ({"after": "2024-13-01"}, "after: '2024-13-01' is not a date; write an ISO date"),
+        ({"after": "2024-06-01", "before": "2024-05-01"}, "after (2024-06-01T00:00:00"),
+    ]:
+        result = wire.tool("memo_search", {"path": notes, "query": "backup", **scope})
+        assert result["isError"] is True
+        assert result["content"][0]["text"].startswith(says), result
+
+
 def test_status_without_path_is_error(wire: WireServer) -> None:
     result = wire.tool("memo_status", {})
     assert result["isError"] is True
