@@ -80,7 +80,7 @@ class Scope:
         """A scope from a user's values: `after`/`before` as ISO text (or a date or
         datetime); a blank text is left out, as an argument not given."""
         return cls(
-            under=under if under is None or under.strip() else None,
+            under=under if not isinstance(under, str) or under.strip() else None,
             tags=(tags,) if isinstance(tags, str) else tuple(tags or ()),
             after=_moment(after, "after", end=False),
             before=_moment(before, "before", end=True),
