@@ -14,9 +14,12 @@ from memo_cli.watch import DEBOUNCE_MS, watch
 from memo_core import (
     AROUND_LINES,
     DEFAULT_K,
+    DEFAULT_MAX_CHARS,
     DEFAULT_MODE,
     DEFAULT_SOURCE,
+    MAX_CHARS_RANGE,
     MAX_K,
+    MAX_OFFSET,
     MODELS,
     MODES,
     Engine,
@@ -52,7 +55,15 @@ def _search(engine: Engine, a: argparse.Namespace) -> None:
     bar = ProgressBar()
     try:
         results = engine.search(
-            a.path, a.query, k=a.k, mode=a.mode, progress=bar, explain=a.explain, scope=scope
+            a.path,
+            a.query,
+            k=a.k,
+            mode=a.mode,
+            progress=bar,
+            explain=a.explain,
+            offset=a.offset,
+            max_chars=a.max_chars,
+            scope=scope,
         )
     finally:
         bar.done()
@@ -190,6 +201,20 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"how many passages (1..{MAX_K}, default {DEFAULT_K})",
     )
     sp.add_argument("--mode", choices=MODES, default=DEFAULT_MODE, help=f"default: {DEFAULT_MODE}")
+    sp.add_argument(
+        "--offset",
+        type=int,
+        default=0,
+        metavar="N",
+        help=f"skip the N best passages: the next page, as an answer says (0..{MAX_OFFSET})",
+    )
+    sp.add_argument(
+        "--max-chars",
+        type=int,
+        metavar="N",
+        help="the answer's size in characters at most, fewer passages if need be "
+        f"({MAX_CHARS_RANGE[0]}..{MAX_CHARS_RANGE[1]}, default {DEFAULT_MAX_CHARS})",
+    )
     sp.add_argument(
         "--under",
         metavar="GLOB",

@@ -43,8 +43,9 @@ from memo_core.results import CollectionStatus, Hit
 from memo_core.search.ranking import Candidates, Placed
 from memo_core.search.vectors import VectorCache
 from memo_core.search.wordscore import word_candidates
+from memo_core.text.excerpt import excerpt
 from memo_core.tuning import Tuning
-from memo_core.values import MAX_HIT_CHARS, ModeName, Notice, NoticeKind
+from memo_core.values import ModeName, Notice, NoticeKind
 
 # How long closing waits for a refresh to stop after its batch under way: a batch stuck in
 # the model or the kernel must not hang a process's exit (it closes the index when it ends).
@@ -245,25 +246,38 @@ class Collection:
         self._scoped = (weakref.ref(store), key, among)
         return among
 
-    def hits(self, store: Store, ranked: list[Placed]) -> dict[int, Hit]:
+    def hits(self, store: Store, ranked: list[Placed], terms: list[str]) -> dict[int, Hit]:
         """Hits for ranked passages of this collection, by chunk id (call inside
-        `snapshot`)."""
+        `snapshot`): each shows the lines of its passage that best match the query's
+        `terms` (`text.excerpt`), numbered as the note's lines by the index alone (the
+        note is not read: it may have changed since, or be slow to read).
+
+        A hit that shows its passage from the start cites the passage's `line` (a
+        section's heading, which the location line shows); one that shows lines further
+        down cites the first of them, counted from where the text begins (`text_line`).
+        `end_line` is the last line shown, counted alike."""
         rows = store.chunk_rows([p.chunk for p in ranked])
-        return {
-            p.chunk: Hit(
-                path=self.absolute(rows[p.chunk].path),
-                relpath=rows[p.chunk].path,
+        words = set(terms)
+        hits = {}
+        for p in ranked:
+            row = rows.get(p.chunk)
+            if row is None:
+                continue
+            # A passage found by meaning alone shows its start, whatever words it shares.
+            shown = excerpt(row.text.split("\n"), words if "lex" in p.found_by else set())
+            hits[p.chunk] = Hit(
+                path=self.absolute(row.path),
+                relpath=row.path,
                 collection=str(self.root),
-                line=rows[p.chunk].line,
-                heading=rows[p.chunk].heading,
-                text=_capped(rows[p.chunk].text),
+                line=row.text_line + shown.first if shown.first else row.line,
+                end_line=row.text_line + shown.last,
+                heading=row.heading,
+                text=shown.text,
                 score=float(p.score),
                 found_by=p.found_by,
                 explain=p.explain,
             )
-            for p in ranked
-            if p.chunk in rows
-        }
+        return hits
 
     def status(self) -> CollectionStatus:
         """What the index holds as last committed; writes nothing, not even SQLite's shared
@@ -466,10 +480,6 @@ def _kept(store: Store | None, root: Folder) -> Store | None:
         store.close()
         return None
     return store
-
-
-def _capped(text: str) -> str:
-    return text if len(text) <= MAX_HIT_CHARS else text[:MAX_HIT_CHARS] + "\n…"
 
 
 def _described(e: BaseException) -> str:

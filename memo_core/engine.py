@@ -36,21 +36,25 @@ from memo_core.files.notes import (
 )
 from memo_core.files.scope import Scope
 from memo_core.files.walker import is_within
+from memo_core.formatting import paged
 from memo_core.index.indexer import ProgressFn, RefreshStats
 from memo_core.index.jobs import wait_within
 from memo_core.model.embedder import Embedder
 from memo_core.model.loading import ModelSource
 from memo_core.results import ChangeReport, CollectionStatus, Hit, SearchResults
 from memo_core.search import ranking
-from memo_core.search.ranking import Candidates
+from memo_core.search.ranking import Candidates, Placed
 from memo_core.text import textnorm
 from memo_core.text.escapes import shown
 from memo_core.tuning import Tuning
 from memo_core.values import (
     DEFAULT_K,
+    DEFAULT_MAX_CHARS,
     DEFAULT_MODE,
     DEFAULT_REFRESH_BUDGET_S,
+    MAX_CHARS_RANGE,
     MAX_K,
+    MAX_OFFSET,
     MODES,
     ModeName,
     Notice,
@@ -218,11 +222,18 @@ class Engine:
         refresh: bool = True,
         progress: ProgressFn | None = None,
         explain: bool = False,
+        offset: int = 0,
+        max_chars: int | None = None,
         scope: Scope | None = None,
     ) -> SearchResults:
         """The k best passages for `query` under `path`, ranked together across its
         collections, after a refresh (`refresh=False`: as indexed); `explain`: each hit
         says why it ranks where it does (`Hit.explain`).
+
+        Each hit shows the lines of its passage that best match the query (`Hit.line` to
+        `Hit.end_line`). `offset`: skip that many better hits (the next page); the answer's
+        text fits `max_chars` (default DEFAULT_MAX_CHARS; fewer hits rather than a cut) and
+        `next_offset` says where the next page starts.
 
         `scope` (`Scope.parse`): rank only the notes in it, chosen among them before the k
         are cut; its `under` is read from `path`.
@@ -233,6 +244,7 @@ class Engine:
         from the last snapshot and says so.
         """
         k, query = _checked(query, k, mode)
+        budget = _page_checked(offset, max_chars)
         if scope is not None and not isinstance(scope, Scope):
             raise InvalidArgumentError(f"scope must be a Scope (Scope.parse), got {scope!r}")
         collections = self.collections(path)
@@ -254,8 +266,10 @@ class Engine:
         qvec = embedder.embed([query], query=True)[0] if embedder is not None else None
         model_id = embedder.model_id if embedder is not None else None
         terms = textnorm.query_terms(query)
+        # Ranked: the pages before this one, this one, and one more hit to know if there are.
+        deep = offset + k + 1
         # Words: more candidates than k, so that one that names the note can rise to the top.
-        n = k if mode == "vec" else max(k, self.tuning.fusion_candidates)
+        n = deep if mode == "vec" else max(deep, self.tuning.fusion_candidates)
         # Word statistics: to put several collections' word scores on one scale, and to
         # weigh the word side of a hybrid search by how well the query's words match.
         stats = len(collections) > 1 or (mode == "hybrid" and self.tuning.adaptive_fusion)
@@ -271,8 +285,10 @@ class Engine:
                     )
                     notices += found[-1].notices
             floor = embedder.relevance_floor(qvec) if embedder and qvec is not None else None
-            hits = self._ranked_hits(found, terms, mode, k, floor, embedder, explain)
-        return SearchResults(hits, mode, notices)
+            placed = self._placed(found, terms, mode, deep, floor, embedder, explain)
+            hits = self._hits(found, placed[offset : offset + k], terms)
+        page = SearchResults(hits, mode, notices, offset=offset)
+        return paged(page, len(placed) > offset + k, budget)
 
     def _refreshed(
         self,
@@ -303,7 +319,7 @@ class Engine:
             notices += stats.notices
         return _one_activity_line(notices)
 
-    def _ranked_hits(
+    def _placed(
         self,
         found: list[Candidates[Collection]],
         terms: list[str],
@@ -312,13 +328,19 @@ class Engine:
         floor: float | None,
         embedder: Embedder | None,
         explain: bool,
-    ) -> list[Hit]:
-        """Rank every collection's candidates once (search.ranking), read the k best."""
+    ) -> list[Placed]:
+        """Rank every collection's candidates once (search.ranking): the k best."""
         # A model may bring its own weight policy (chosen for it on train sets).
         tuning = self.tuning.with_fusion(embedder.fusion) if embedder else self.tuning
-        placed = ranking.ranked(found, terms, mode, k, tuning, floor, explain=explain)
+        return ranking.ranked(found, terms, mode, k, tuning, floor, explain=explain)
+
+    @staticmethod
+    def _hits(
+        found: list[Candidates[Collection]], placed: list[Placed], terms: list[str]
+    ) -> list[Hit]:
+        """The hits of ranked passages, in their order, read from each one's collection."""
         got = [
-            f.collection.hits(f.store, [p for p in placed if p.at == i])
+            f.collection.hits(f.store, [p for p in placed if p.at == i], terms)
             for i, f in enumerate(found)
         ]
         return [got[p.at][p.chunk] for p in placed if p.chunk in got[p.at]]
@@ -447,6 +469,22 @@ def _below(base: Path, collections: list[Collection]) -> dict[Collection, str]:
     """Each collection's folder relative to the path searched ('/'-separated, "" for the
     path itself), where a scope's `under` is read from (discovery finds them at or below)."""
     return {c: "/".join(c.root.relative_to(base).parts) for c in collections}
+
+
+def _page_checked(offset: object, max_chars: object) -> int:
+    """The answer's budget, once `offset` and `max_chars` are known to be good."""
+    _whole("offset", offset, 0, MAX_OFFSET)
+    return (
+        DEFAULT_MAX_CHARS if max_chars is None else _whole("max_chars", max_chars, *MAX_CHARS_RANGE)
+    )
+
+
+def _whole(name: str, value: object, low: int, high: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise InvalidArgumentError(
+            f"{name} must be a whole number from {low} to {high}, got {value!r}"
+        )
+    return value
 
 
 def _checked(query: object, k: object, mode: object) -> tuple[int, str]:

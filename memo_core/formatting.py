@@ -12,13 +12,14 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from memo_core.results import SearchResults
 from memo_core.text.escapes import for_terminal, shown
-from memo_core.values import FileNote, Notice, NoticeKind
+from memo_core.values import CUT, FileNote, Notice, NoticeKind
 
 if TYPE_CHECKING:  # annotations only: formatting stays light to import (memo-mcp's start)
     from memo_core.files.notes import NoteLines, NoteText
     from memo_core.index.indexer import RefreshStats
-    from memo_core.results import ChangeReport, CollectionStatus, Hit, SearchResults
+    from memo_core.results import ChangeReport, CollectionStatus, Hit
 
 NO_HITS = "ничего не найдено"
 FILE_NOTE_TEXTS = {
@@ -81,15 +82,73 @@ def format_hits(results: SearchResults, base: str | None = None, *, terminal: bo
     that carries its `explain` gets one more line, indented: `explain_text`.
     """
     blocks = [f"({notice_text(n)})\n" for n in results.notices]
-    for h in results:
-        heading, text = (
-            (shown(h.heading), for_terminal(h.text)) if terminal else (h.heading, h.text)
-        )
-        why = f"  {explain_text(h)}\n" if h.explain is not None else ""
-        blocks.append(f"{shown(_shown_path(h.path, base))}:{h.line}  {heading}\n{text}\n{why}")
+    blocks += [_hit_block(h, base, terminal) for h in results]
     if not results:
         blocks.append(NO_HITS + "\n")
+    if results.next_offset is not None:
+        blocks.append(_more_line(results, len(results)))
     return "\n".join(blocks)
+
+
+def _hit_block(h: Hit, base: str | None, terminal: bool) -> str:
+    heading, text = (shown(h.heading), for_terminal(h.text)) if terminal else (h.heading, h.text)
+    why = f"  {explain_text(h)}\n" if h.explain is not None else ""
+    return f"{shown(_shown_path(h.path, base))}:{h.line}  {heading}\n{text}\n{why}"
+
+
+def _more_line(results: SearchResults, shown_hits: int) -> str:
+    """The answer's last line when more hits exist: which were shown, where the next page
+    starts (the `offset` argument of memo_search, `--offset` of `memo search`)."""
+    first, after = results.offset + 1, results.offset + shown_hits
+    which = f"показаны {first}–{after}" if after > first else f"показан {first}"
+    return f"({which}; есть ещё: следующая страница — offset {after})\n"
+
+
+def paged(page: SearchResults, more: bool, max_chars: int) -> SearchResults:
+    """The hits of `page` that fit `max_chars` as `format_hits` writes them for a client
+    (absolute paths), best first: fewer hits rather than a cut, but at least the first
+    (its text cut at a line end, or its one line cut, when even it alone does not fit).
+    `more`: hits exist beyond `page`; the result's `next_offset` follows its last hit
+    wherever hits were left out or exist beyond."""
+    head = [f"({notice_text(n)})\n" for n in page.notices]
+    sizes = [len(_hit_block(h, None, False)) for h in page]
+
+    def fitted(n: int) -> SearchResults:
+        later = more or n < len(page)
+        return SearchResults(
+            page[:n],
+            page.mode,
+            page.notices,
+            offset=page.offset,
+            next_offset=page.offset + n if later else None,
+        )
+
+    def size(n: int) -> int:
+        parts = [*map(len, head), *sizes[:n]]
+        if n == 0:
+            parts.append(len(NO_HITS) + 1)
+        if more or n < len(page):
+            parts.append(len(_more_line(page, n)))
+        return sum(parts) + len(parts) - 1  # the blank lines between the blocks
+
+    n = len(page)
+    while n > 1 and size(n) > max_chars:
+        n -= 1
+    over = size(n) - max_chars
+    if n == 0 or over <= 0:
+        return fitted(n)
+    first = page[0]
+    kept = first.text[: max(0, len(first.text) - over)]
+    if "\n" in kept:
+        kept = kept[: kept.rfind("\n")]  # whole lines
+    else:
+        kept = kept[: max(0, len(kept) - len(CUT))] + CUT
+    # The lines left out are the last ones (the first may start at its heading's line).
+    end_line = first.end_line - (first.text.count("\n") - kept.count("\n"))
+    cut = dataclasses.replace(first, text=kept, end_line=end_line)
+    result = fitted(1)
+    result[0] = cut
+    return result
 
 
 def explain_text(h: Hit) -> str:
@@ -116,12 +175,17 @@ def explain_text(h: Hit) -> str:
     )
 
 
-def search_data(results: SearchResults) -> dict[str, object]:
-    """Search results as data (`memo search --json`): each hit's fields, `explain` among
-    them only where the search was asked to explain."""
+def search_data(results: SearchResults, *, printable: bool = False) -> dict[str, object]:
+    """Search results as data (`memo search --json`, memo_search's structuredContent):
+    each hit's fields, `explain` among them only where the search was asked to explain,
+    and `next_offset` (None: no more hits). `printable`: names as `shown` writes them (JSON
+    any client decodes); else exact, bytes that are not UTF-8 as surrogates."""
+    name = shown if printable else str
     hits = []
     for h in results:
         data = dataclasses.asdict(h)
+        data |= {"path": name(h.path), "relpath": name(h.relpath)}
+        data |= {"collection": name(h.collection), "found_by": list(h.found_by)}
         if h.explain is None:
             del data["explain"]
         hits.append(data)
@@ -129,6 +193,7 @@ def search_data(results: SearchResults) -> dict[str, object]:
         "mode": results.mode,
         "notices": [notice_text(n) for n in results.notices],
         "hits": hits,
+        "next_offset": results.next_offset,
     }
 
 

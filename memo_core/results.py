@@ -37,23 +37,34 @@ class Hit:
     path: str  # absolute path of the file, as the user can open it
     relpath: str  # '/'-separated, relative to the collection root
     collection: str
-    line: int  # 1-based line where the passage starts
+    line: int  # 1-based line of the first line shown
+    end_line: int  # 1-based line of the last line shown
     heading: str
-    text: str
+    text: str  # the lines line..end_line that best match the query, not the whole passage
     score: float
     found_by: tuple[str, ...]  # "lex", "vec" or both
     explain: Explain | None = None  # why it ranks here, where the search was asked to say
 
 
 class SearchResults(list[Hit]):
-    """The hits, best first, plus notices the user should read (e.g. a fallback to words)."""
+    """The hits, best first, plus notices the user should read (e.g. a fallback to words);
+    `offset`: how many better hits came before (earlier pages); `next_offset`: where the
+    next page starts (None: no hits beyond these)."""
 
     def __init__(
-        self, hits: list[Hit], mode: ModeName, notices: list[Notice] | None = None
+        self,
+        hits: list[Hit],
+        mode: ModeName,
+        notices: list[Notice] | None = None,
+        *,
+        offset: int = 0,
+        next_offset: int | None = None,
     ) -> None:
         super().__init__(hits)
         self.mode = mode
         self.notices = notices or []
+        self.offset = offset
+        self.next_offset = next_offset
 
 
 @dataclass(frozen=True)

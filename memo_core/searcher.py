@@ -52,6 +52,8 @@ class Searcher:
         refresh: bool = True,
         progress: ProgressFn | None = None,
         explain: bool = False,
+        offset: int = 0,
+        max_chars: int | None = None,
         scope: Scope | None = None,
     ) -> SearchResults:
         return self.engine.search(
@@ -62,6 +64,8 @@ class Searcher:
             refresh=refresh,
             progress=progress,
             explain=explain,
+            offset=offset,
+            max_chars=max_chars,
             scope=scope,
         )
 

@@ -17,9 +17,13 @@ MODES: tuple[ModeName, ...] = get_args(ModeName)
 DEFAULT_MODE: ModeName = "hybrid"
 DEFAULT_K = 8
 MAX_K = 100
-# A hit carries at most this much of its passage (a fence longer than a chunk stays whole
-# in the index, but 100 hits must not print megabytes).
-MAX_HIT_CHARS = 4000
+# A search answer's text fits this many characters unless asked otherwise (`max_chars`):
+# fewer hits, and a line saying where the next page starts, rather than a cut mid-line.
+# 6,000: 8 hits of at most EXCERPT_CHARS (600) each, with their `path:line  heading` lines.
+DEFAULT_MAX_CHARS = 6000
+MAX_CHARS_RANGE = (500, 200_000)  # the budgets a caller may ask for
+MAX_OFFSET = 1000  # how deep paging goes (every page ranks the hits before it again)
+CUT = "…"  # where a line shown was cut (a hit's one overlong line, a budget's last hit)
 
 
 class FileNote(str, Enum):

@@ -23,7 +23,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import anyio
 import anyio.from_thread
@@ -32,13 +32,16 @@ import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from memo_core import (
     AROUND_LINES,
     DEFAULT_K,
+    DEFAULT_MAX_CHARS,
     DEFAULT_MODE,
+    MAX_CHARS_RANGE,
     MAX_K,
+    MAX_OFFSET,
     MODES,
     MemoError,
     ModeName,
@@ -53,6 +56,7 @@ from memo_core import (
     format_read,
     format_reindex,
     format_status,
+    search_data,
 )
 from memo_mcp.completions import register_completions
 from memo_mcp.http_transport import add_http_options, http_config, serve_http
@@ -91,6 +95,29 @@ PathArg = Annotated[
 ]
 
 T = TypeVar("T")
+
+
+class SearchHit(BaseModel):
+    """One hit of memo_search's structuredContent (`memo_core.search_data`)."""
+
+    path: str = Field(description="The note, absolute")
+    relpath: str = Field(description="The note, relative to its collection")
+    collection: str = Field(description="The collection's folder")
+    line: int = Field(description="First line shown (1-based, as an editor counts)")
+    end_line: int = Field(description="Last line shown")
+    heading: str = Field(description="The heading path above the lines, e.g. Setup > Linux")
+    text: str = Field(description="The lines line..end_line that best match the query")
+    score: float
+    found_by: list[Literal["lex", "vec"]] = Field(description="By words, by meaning or both")
+
+
+class SearchAnswer(BaseModel):
+    """memo_search's structuredContent: the same hits as its text."""
+
+    mode: ModeName = Field(description="How it searched (hybrid falls back to lex without a model)")
+    notices: list[str] = Field(description="What the reader should know about this answer")
+    hits: list[SearchHit] = Field(description="Best first")
+    next_offset: int | None = Field(description="The offset of the next page; null: no more hits")
 
 
 class MemoServer(MCPServer):
@@ -144,6 +171,8 @@ _MODES_TEXT = " | ".join(f'"{m}"' for m in MODES)
 _USAGE = {
     "memo_search": 'usage: {"path": "~/notes", "query": "what to find", '
     f'"k": 1..{MAX_K} (default {DEFAULT_K}), "mode": {_MODES_TEXT} (default "{DEFAULT_MODE}"), '
+    f'"offset": 0..{MAX_OFFSET} (default 0), "max_chars": '
+    f"{MAX_CHARS_RANGE[0]}..{MAX_CHARS_RANGE[1]} (default {DEFAULT_MAX_CHARS}), "
     '"under": "projects", "tags": ["work"], "after": "2024-05-01", "before": "2024-05-31" '
     "(optional)}",
     "memo_status": 'usage: {"path": "~/notes"}',
@@ -263,7 +292,6 @@ def build_server(roots: list[Path] | None = None, engine: Engine | None = None) 
         description="Search Markdown notes by words and meaning (indexes them in .memo/); "
         "gives path:line",
         annotations=read_only,
-        structured_output=False,
     )
     async def memo_search(
         path: PathArg,
@@ -279,6 +307,24 @@ def build_server(roots: list[Path] | None = None, engine: Engine | None = None) 
             ModeName,
             Field(description="hybrid: words + meaning; lex: words only; vec: meaning only"),
         ] = DEFAULT_MODE,
+        offset: Annotated[
+            int,
+            Field(
+                strict=True,
+                ge=0,
+                le=MAX_OFFSET,
+                description="Skip this many hits: the next page (an answer says its offset)",
+            ),
+        ] = 0,
+        max_chars: Annotated[
+            int,
+            Field(
+                strict=True,
+                ge=MAX_CHARS_RANGE[0],
+                le=MAX_CHARS_RANGE[1],
+                description="The answer's size in characters at most (fewer hits if need be)",
+            ),
+        ] = DEFAULT_MAX_CHARS,
         under: Annotated[
             str | None,
             Field(description="Only notes in this sub-folder or glob, relative to path"),
@@ -294,16 +340,26 @@ def build_server(roots: list[Path] | None = None, engine: Engine | None = None) 
         before: Annotated[
             str | None, Field(description="Only notes changed on or before (as after)")
         ] = None,
-    ) -> str:
+    ) -> Annotated[CallToolResult, SearchAnswer]:
         progress = ProgressBridge(ctx, f"indexing {path}")
 
-        def search(p: Path) -> str:
+        def search(p: Path) -> CallToolResult:
             from memo_core import Scope  # with the engine, on first use (not at start)
 
             scope = Scope.parse(under=under, tags=tags, after=after, before=before)
-            return format_hits(
-                engines.get().search(p, query, k, mode, progress=progress, scope=scope)
+            results = engines.get().search(
+                p,
+                query,
+                k,
+                mode,
+                progress=progress,
+                offset=offset,
+                max_chars=max_chars,
+                scope=scope,
             )
+            text = TextContent(type="text", text=format_hits(results))
+            data = search_data(results, printable=True)
+            return CallToolResult(content=[text], structured_content=data)
 
         return await run(path, search)
 

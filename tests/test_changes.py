@@ -296,8 +296,9 @@ def test_an_index_from_before_the_history_gets_one(tmp_path: Path, engine: Engin
     now = engine.changes(notes).fingerprint
     engine.close()
     db = apsw.Connection(str(notes / ".memo" / "index.db"))
-    with db:  # back to schema 2: schema 4's front matter and tags go too
+    with db:  # back to schema 2: schema 4's front matter and tags, schema 5's text lines too
         db.execute("DROP TABLE tags; ALTER TABLE files DROP COLUMN front")
+        db.execute("ALTER TABLE chunks DROP COLUMN text_line")
         db.execute("DROP TABLE history; DROP TABLE file_log")
         db.execute("DELETE FROM meta WHERE key = 'fingerprint_sum'")
         db.execute("PRAGMA user_version = 2")

@@ -238,7 +238,7 @@ def test_empty_or_whitespace(text: str) -> None:
 
 def test_chunk_type() -> None:
     (chunk,) = chunk_markdown("# A\nx")
-    assert chunk == Chunk(line=1, heading="A", text="x")
+    assert chunk == Chunk(line=1, heading="A", text="x", text_line=2)
     with pytest.raises(AttributeError):
         chunk.line = 2  # type: ignore[misc]
 

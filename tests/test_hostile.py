@@ -30,6 +30,7 @@ from memo_core import (
     format_hits,
     format_status,
 )
+from memo_core.text.excerpt import EXCERPT_CHARS, EXCERPT_LINES
 
 NOTES = {"a.md": "# A\n\ncat and dog\n", "sub/b.md": "# B\n\nbird\n"}
 
@@ -416,7 +417,10 @@ def test_a_hit_carries_a_bounded_passage(tmp_path: Path) -> None:
     notes = write_notes(tmp_path / "notes", {"big.md": f"# Big\n\n{fence}"})
     with engine() as e:
         [hit] = e.search(notes, "code", mode="lex")
-    assert len(hit.text) <= 4100 and hit.text.endswith("…")
+    # Issue 22: a hit shows a window of its passage's lines (was: its first 4,000 chars).
+    assert len(hit.text) <= EXCERPT_CHARS and hit.text.count("\n") < EXCERPT_LINES
+    lines = (notes / "big.md").read_text().split("\n")
+    assert hit.text.split("\n") == lines[hit.line - 1 : hit.end_line]  # at its real lines
 
 
 def test_a_collection_folder_whose_name_is_not_utf8(tmp_path: Path) -> None:

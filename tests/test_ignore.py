@@ -452,7 +452,7 @@ PATHOLOGICAL = [
 def _memo_search(root: Path, query: str, timeout: float, **env: str) -> set[str]:
     r = subprocess.run(
         [sys.executable, "-m", "memo_cli.main", "search", str(root), query, "--mode", "lex"]
-        + ["--json", "-k", "100"],
+        + ["--json", "-k", "100", "--max-chars", "200000"],  # all 100, whatever their size
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -14,10 +14,11 @@ from memo_core.index.history import item, shown
 
 def _as_schema_2(index: Path) -> None:
     """Make `index` what schema 2 left: no history of the content, no fingerprint sum (nor
-    schema 4's front matter and tags)."""
+    schema 4's front matter and tags, nor schema 5's text lines)."""
     db = apsw.Connection(str(index))
     with db:
         db.execute("DROP TABLE tags; ALTER TABLE files DROP COLUMN front")
+        db.execute("ALTER TABLE chunks DROP COLUMN text_line")
         db.execute("DROP TABLE history; DROP TABLE file_log")
         db.execute("DELETE FROM meta WHERE key = 'fingerprint_sum'")
         db.execute("PRAGMA user_version = 2")

@@ -41,7 +41,7 @@ def store_with(tmp_path: Path, bodies: list[str]) -> tuple[Store, list[int]]:
     with store.write():
         for i, body in enumerate(bodies):
             fid = store.upsert_file(f"n{i}.md", 1, 1, f"h{i}", None)
-            ids.append(store.insert_chunk(fid, 0, Chunk(1, "", body), f"c{i}", ""))
+            ids.append(store.insert_chunk(fid, 0, Chunk(1, "", body, 1), f"c{i}", ""))
     return store, ids
 
 

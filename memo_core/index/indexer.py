@@ -287,7 +287,7 @@ class Indexer:
                 for seq, c in enumerate(p.chunks):
                     h = chunk_hash(c)
                     if same_front and old_ids.get(h):
-                        store.move_chunk(old_ids[h].pop(0), seq, c.line)
+                        store.move_chunk(old_ids[h].pop(0), seq, c.line, c.text_line)
                         continue
                     cid = store.insert_chunk(fid, seq, c, h, path_words)
                     stats.chunks_written += 1

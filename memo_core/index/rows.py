@@ -18,9 +18,10 @@ class FileState:
 class ChunkRow:
     id: int
     path: str
-    line: int
+    line: int  # where the passage starts (a section's first: its heading's line)
     heading: str
     text: str
+    text_line: int  # where its text begins (`Chunk.text_line`)
 
 
 def stored(rel: str) -> str:

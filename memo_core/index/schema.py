@@ -4,7 +4,9 @@ Schema 2: chunk ids come from AUTOINCREMENT, so an id is never given to another 
 the database lives (a reader's vector cache keys on ids); skip notes are codes. Schema 3:
 the history of the content, started by `history.start_history`, so that its fingerprint
 follows the one rule there. Schema 4 (this memo): what a note's front matter says (its
-names, for the naming boost) and its tags (for scoped searches).
+names, for the naming boost) and its tags (for scoped searches). Schema 5: the line where a
+chunk's text begins, below its heading, so a hit numbers the lines it shows without reading
+the note.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import apsw
 
 from memo_core.index.history import start_history
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 APP_ID = "memo"  # stored in meta: how memo recognises its own index
 APPLICATION_ID = 0x6D656D6F  # 'memo', in the SQLite header too
 
@@ -135,9 +137,16 @@ def _v3_to_v4(db: apsw.Connection) -> None:
     )
 
 
+def _v4_to_v5(db: apsw.Connection) -> None:
+    # The line where a chunk's text begins (`Chunk.text_line`): a hit that shows lines
+    # below its passage's first numbers them from here (issue 22). 0 in rows written before:
+    # read as `line` until the index is rebuilt (the chunker's version changed with this).
+    db.execute("ALTER TABLE chunks ADD COLUMN text_line INTEGER NOT NULL DEFAULT 0")
+
+
 def new_generation() -> str:
     return os.urandom(8).hex()
 
 
 # Numbered migrations: MIGRATIONS[i] takes a database from version i to i + 1.
-MIGRATIONS = [_schema_v1, _v1_to_v2, _v2_to_v3, _v3_to_v4]
+MIGRATIONS = [_schema_v1, _v1_to_v2, _v2_to_v3, _v3_to_v4, _v4_to_v5]

@@ -262,8 +262,9 @@ class Store:
         words of the note's path and front matter (`path_words`, normalised), all as
         normalised words."""
         self.db.execute(
-            "INSERT INTO chunks(file_id, seq, line, heading, text, hash) VALUES (?, ?, ?, ?, ?, ?)",
-            (file_id, seq, c.line, c.heading, c.text, h),
+            "INSERT INTO chunks(file_id, seq, line, text_line, heading, text, hash) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (file_id, seq, c.line, c.text_line, c.heading, c.text, h),
         )
         cid = self.db.last_insert_rowid()
         heading = f"{textnorm.normalize(c.heading)} {path_words}".strip()
@@ -273,8 +274,12 @@ class Store:
         )
         return cid
 
-    def move_chunk(self, chunk_id: int, seq: int, line: int) -> None:
-        self.db.execute("UPDATE chunks SET seq = ?, line = ? WHERE id = ?", (seq, line, chunk_id))
+    def move_chunk(self, chunk_id: int, seq: int, line: int, text_line: int) -> None:
+        """A kept chunk at its new place: its order in the note, its lines (`Chunk`'s)."""
+        self.db.execute(
+            "UPDATE chunks SET seq = ?, line = ?, text_line = ? WHERE id = ?",
+            (seq, line, text_line, chunk_id),
+        )
 
     def set_vector(self, chunk_id: int, vector: np.ndarray | bytes) -> None:
         blob = vector if isinstance(vector, bytes) else np.asarray(vector, np.float32).tobytes()
@@ -498,9 +503,10 @@ class Store:
             return {}
         marks = ",".join("?" * len(ids))
         return {
-            cid: ChunkRow(cid, from_stored(path), line, heading, text)
-            for cid, path, line, heading, text in self.db.execute(
-                "SELECT c.id, f.path, c.line, c.heading, c.text FROM chunks c "
+            # text_line 0: written before schema 5 (until the rebuild): the passage's line.
+            cid: ChunkRow(cid, from_stored(path), line, heading, text, text_line or line)
+            for cid, path, line, heading, text, text_line in self.db.execute(
+                "SELECT c.id, f.path, c.line, c.heading, c.text, c.text_line FROM chunks c "
                 f"JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
                 tuple(ids),
             )

@@ -32,7 +32,8 @@ __all__ = [
 # 4: a note of sections too small to pay for their chunks is chunked by size (MAX_INDEX_COST).
 # 5: front matter parsed (a block its parser rejects is text, as it reads); the parser has
 # its own version (frontmatter.PARSER_VERSION), recorded beside this one.
-CHUNKER_VERSION = 5
+# 6: a chunk records the line where its text begins (`Chunk.text_line`), below its heading.
+CHUNKER_VERSION = 6
 # A heading path is cut here (every chunk stores its own: a 12,000-word title under 2,000
 # sections would otherwise store 2,000 copies of it); a longer title stays whole in the text.
 MAX_HEADING_CHARS = 200
@@ -61,6 +62,10 @@ class Chunk:
     line: int  # 1-based line where the chunk starts, as an editor counts lines
     heading: str  # heading path, e.g. "Setup > Linux"; "" before the first heading
     text: str  # the passage, without its heading line
+    # 1-based line where `text` begins: `line` but for a section's first chunk, whose `line`
+    # is its heading's (a setext title and blank lines may come between); a piece of an
+    # overlong line begins on that line. A hit showing lines further down counts from here.
+    text_line: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +153,7 @@ def _by_size(sec: _Sections, start: int, firsts: list[int], paths: list[str]) ->
     chunks = []
     for c in whole.out:
         k = bisect_right(firsts, c.line - 1) - 1
-        chunks.append(Chunk(c.line, paths[k] if k >= 0 else "", c.text))
+        chunks.append(Chunk(c.line, paths[k] if k >= 0 else "", c.text, c.text_line))
     return chunks
 
 
@@ -293,7 +298,7 @@ class _Sections:
             b -= 1
         if a == b:
             if head is not None and leaf:
-                self.out.append(Chunk(head + 1, path, ""))
+                self.out.append(Chunk(head + 1, path, "", head + 1))
             return
         if self.size(a, b) <= self.max:
             pieces = [(a, "\n".join(lines[a:b]))]
@@ -302,7 +307,7 @@ class _Sections:
         for n, (i, text) in enumerate(pieces):
             # The first chunk points at its heading, which the user sees as the section start.
             line = head if n == 0 and head is not None else i
-            self.out.append(Chunk(line + 1, path, text))
+            self.out.append(Chunk(line + 1, path, text, i + 1))
 
     def split(self, a: int, b: int) -> list[tuple[int, str]]:
         """Greedy packing of blocks into pieces of at most max chars; fences are never cut."""
