@@ -120,10 +120,13 @@ def _judge(collection: Folder, rel: str) -> None:
 
 def note_paths(folder: Path, roots: Sequence[Path] | None) -> list[str]:
     """The notes a search could find below the real folder `folder`, relative to it,
-    sorted; judged like `read_note`, from the collection that holds `folder`."""
+    sorted; judged like `read_note`, from the collection that holds `folder` (a FIFO named
+    like a note is no note to read: not listed)."""
     root, inner = _collection_of(folder, roots)
     with open_collection(root) as collection:
-        return sorted(rel[len(inner) :] for rel in scan(collection, inner).files)
+        found = scan(collection, inner)
+    readable = found.files.keys() - set(found.special)
+    return sorted(rel[len(inner) :] for rel in readable)
 
 
 def _collection_of(folder: Path, roots: Sequence[Path] | None) -> tuple[Path, str]:

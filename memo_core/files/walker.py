@@ -163,6 +163,9 @@ class Scan:
     under one of them only."""
 
     files: dict[str, FileStat] = field(default_factory=dict)
+    # Of `files`, those that are not regular files (a FIFO or a device named *.md): the
+    # index notes them as skipped, and nothing offers them for reading.
+    special: list[str] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
     ignored: int = 0
     two_names: bool = False
@@ -296,6 +299,8 @@ class _Walk:
                     found[rel + name] = (st.st_mtime_ns, st.st_size)
                     if st.st_nlink > 1:
                         self.out.two_names = True
+                    if not stat.S_ISREG(st.st_mode):
+                        self.out.special.append(rel + name)
             except OSError:
                 continue
         self.stack[frame] = (fd, rel, rules, todo if self.deep else [])
