@@ -114,11 +114,11 @@ async def test_tool_metadata_is_short_and_annotated() -> None:
 
 
 def test_the_server_module_imports_nothing_heavy() -> None:
-    """memo-mcp answers `initialize` before numpy, SQLite or the model are imported."""
+    """memo-mcp answers `initialize` before numpy, SQLite, PyYAML or the model are imported."""
     code = (
         "import sys, memo_mcp.server; "
-        "print([m for m in ('numpy', 'onnxruntime', 'apsw', 'tokenizers', 'memo_core.engine') "
-        "if m in sys.modules])"
+        "heavy = ('numpy', 'onnxruntime', 'apsw', 'tokenizers', 'yaml', 'memo_core.engine'); "
+        "print([m for m in heavy if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

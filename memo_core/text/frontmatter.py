@@ -18,14 +18,8 @@ import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
-
-import yaml
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - 3.10
-    import tomli as tomllib
 
 __all__ = [
     "MAX_BLOCK_CHARS",
@@ -54,18 +48,6 @@ _ALIAS_KEYS = ("aliases", "alias")
 _TAG_KEYS = ("tags", "tag")
 # Separators of tags written as one string ("a, b c").
 _TAG_SPLIT = re.compile(r"[\s,]+")
-
-
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """PyYAML's safe loader (libyaml's when built with it) without `!!binary`: bytes are no
-    note's field, and a block that holds them is not front matter."""
-
-
-_Loader.yaml_constructors = {
-    tag: fn
-    for tag, fn in yaml.SafeLoader.yaml_constructors.items()
-    if tag != "tag:yaml.org,2002:binary"
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,9 +90,34 @@ def parse_front_matter(lines: list[str]) -> tuple[int, FrontMatter | None]:
     return 0, None  # unclosed: it was a thematic break, and the file is prose
 
 
+@cache
+def _parsers() -> tuple[Any, Any]:
+    """(YAML's load with memo's loader, TOML's loads), imported on the first front matter:
+    `import memo_core` (memo-mcp's start, `memo --version`) does not pay for PyYAML.
+
+    The loader is PyYAML's safe one (libyaml's when built with it) without `!!binary`:
+    bytes are no note's field, and a block that holds them is not front matter."""
+    import yaml
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - 3.10
+        import tomli as tomllib
+
+    class Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+        yaml_constructors = {
+            tag: fn
+            for tag, fn in yaml.SafeLoader.yaml_constructors.items()
+            if tag != "tag:yaml.org,2002:binary"
+        }
+
+    return (lambda block: yaml.load(block, Loader=Loader)), tomllib.loads  # noqa: S506
+
+
 def _read(block: str, toml: bool) -> FrontMatter | None:
+    load_yaml, load_toml = _parsers()
     try:
-        data = tomllib.loads(block) if toml else yaml.load(block, Loader=_Loader)  # noqa: S506
+        data = load_toml(block) if toml else load_yaml(block)
         return _fields(data)
     except Exception:
         # Whatever a parser raises on what it was given (YAMLError, TOMLDecodeError,
