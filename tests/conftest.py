@@ -6,6 +6,7 @@ import os
 import textwrap
 from pathlib import Path
 
+import apsw
 import pytest
 
 from memo_core.files import fsafe
@@ -139,3 +140,16 @@ def real_model() -> Embedder:
     if not is_installed(REAL_MODEL_DIR):
         pytest.skip(f"the default model is not installed at {REAL_MODEL_DIR}: `memo model install`")
     return load_model_dir(REAL_MODEL_DIR)
+
+
+def as_schema_2(index: Path) -> None:
+    """Make `index` what schema 2 left: no history of the content, no fingerprint sum (nor
+    schema 4's front matter and tags, nor schema 5's text lines)."""
+    db = apsw.Connection(str(index))
+    with db:
+        db.execute("DROP TABLE tags; ALTER TABLE files DROP COLUMN front")
+        db.execute("ALTER TABLE chunks DROP COLUMN text_line")
+        db.execute("DROP TABLE history; DROP TABLE file_log")
+        db.execute("DELETE FROM meta WHERE key = 'fingerprint_sum'")
+        db.execute("PRAGMA user_version = 2")
+    db.close()

@@ -12,9 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
-import apsw
 import pytest
-from conftest import write_notes
+from conftest import as_schema_2, write_notes
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp_helpers import WireServer, server_env
@@ -295,14 +294,7 @@ def test_an_index_from_before_the_history_gets_one(tmp_path: Path, engine: Engin
     notes = write_notes(tmp_path / "notes", NOTES)
     now = engine.changes(notes).fingerprint
     engine.close()
-    db = apsw.Connection(str(notes / ".memo" / "index.db"))
-    with db:  # back to schema 2: schema 4's front matter and tags, schema 5's text lines too
-        db.execute("DROP TABLE tags; ALTER TABLE files DROP COLUMN front")
-        db.execute("ALTER TABLE chunks DROP COLUMN text_line")
-        db.execute("DROP TABLE history; DROP TABLE file_log")
-        db.execute("DELETE FROM meta WHERE key = 'fingerprint_sum'")
-        db.execute("PRAGMA user_version = 2")
-    db.close()
+    as_schema_2(notes / ".memo" / "index.db")
     with Engine() as again:
         assert again.changes(notes, now).mode == "delta"  # the same content, recomputed
         edit(notes / "a.md", "# A\n\nafter the migration\n")

@@ -6,23 +6,10 @@ import os
 from pathlib import Path
 
 import apsw
-from conftest import NOTES, write_notes
+from conftest import NOTES, as_schema_2, write_notes
 
 from memo_core import Engine
 from memo_core.index.history import item, shown
-
-
-def _as_schema_2(index: Path) -> None:
-    """Make `index` what schema 2 left: no history of the content, no fingerprint sum (nor
-    schema 4's front matter and tags, nor schema 5's text lines)."""
-    db = apsw.Connection(str(index))
-    with db:
-        db.execute("DROP TABLE tags; ALTER TABLE files DROP COLUMN front")
-        db.execute("ALTER TABLE chunks DROP COLUMN text_line")
-        db.execute("DROP TABLE history; DROP TABLE file_log")
-        db.execute("DELETE FROM meta WHERE key = 'fingerprint_sum'")
-        db.execute("PRAGMA user_version = 2")
-    db.close()
 
 
 def test_a_migrated_index_with_a_fifo_has_a_fresh_index_fingerprint(tmp_path: Path) -> None:
@@ -32,7 +19,7 @@ def test_a_migrated_index_with_a_fifo_has_a_fresh_index_fingerprint(tmp_path: Pa
     os.mkfifo(notes / "pipe.md")
     with Engine() as engine:
         fresh = engine.changes(notes).fingerprint
-    _as_schema_2(notes / ".memo" / "index.db")
+    as_schema_2(notes / ".memo" / "index.db")
     with Engine() as engine:
         assert engine.changes(notes).fingerprint == fresh
         engine.reindex(notes)
