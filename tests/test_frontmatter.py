@@ -42,16 +42,26 @@ def front(text: str) -> FrontMatter | None:
         ),
         ("---\ntags: a b,c\n...\n", FrontMatter(tags=("a", "b", "c"))),
         ("---\nalias: One\ntag: x\n---\n", FrontMatter(aliases=("One",), tags=("x",))),
-        # Dates, numbers and lists of scalars are words; booleans and nulls say nothing.
+        # Words in lists and nested fields are words; booleans and nulls say nothing, nor do
+        # numbers, dates and identifiers (no one searches by them; they match stray tokens).
         (
             "---\ndate: 2024-03-01\nat: 2024-03-01 10:30:00\nn: 42\nok: true\nnone: null\n"
             "kw: [alpha, 7]\nnested: {deep: [beta]}\n---\n",
-            FrontMatter(words="2024-03-01\n2024-03-01T10:30:00\n42\nalpha\n7\nbeta"),
+            FrontMatter(words="alpha\nbeta"),
         ),
         (
             '+++\ndate = 2024-03-01\nkw = ["alpha"]\n[sub]\nx = "beta"\n+++\n',
-            FrontMatter(words="2024-03-01\nalpha\nbeta"),
+            FrontMatter(words="alpha\nbeta"),
         ),
+        (
+            "---\nassetid: 1c4937c4-0998-4f81-a994-50d3dd54727c\n"
+            "hash: 758d0b25457089de0d611d41fa962e7323985abe\nlocfileid: '32351697'\n"
+            "updated: 04/20/2016\nratio: '0.5'\naudience: Developer\nlocale: ru-RU\n"
+            "product: Office 2013\nversion: v1.2\n---\n",
+            FrontMatter(words="Developer\nru-RU\nOffice 2013\nv1.2"),
+        ),
+        # Numbers are names still: a title or an alias is kept whole.
+        ("---\ntitle: 1984\naliases: ['2024-05-01']\n---\n", FrontMatter("1984", ("2024-05-01",))),
         # Keys that are not strings are fields like others: their values are words.
         ("---\n1: one\n2024-01-01: day\n---\n", FrontMatter(words="one\nday")),
         ("---\n---\nbody", FrontMatter()),

@@ -32,7 +32,7 @@ __all__ = [
 
 # Bump whenever a change here can read a note's front matter or tags differently: it is part
 # of the chunker's version, which indexes record and rebuild on.
-PARSER_VERSION = 1
+PARSER_VERSION = 2
 # A block longer than this (characters, delimiters excluded) is text: real front matter is
 # a few hundred bytes, and a parser given megabytes is a parser given a weapon.
 MAX_BLOCK_CHARS = 64 * 1024
@@ -48,6 +48,16 @@ _ALIAS_KEYS = ("aliases", "alias")
 _TAG_KEYS = ("tags", "tag")
 # Separators of tags written as one string ("a, b c").
 _TAG_SPLIT = re.compile(r"[\s,]+")
+# Values of other fields that are no words anyone searches by: numbers, dates and times, and
+# identifiers (hashes, UUIDs, numeric ids: 8 or more hex digits and dashes, a digit among
+# them). Indexed, they match a query's numbers and stray tokens in every note that has them:
+# on office-dev, whose every page carries asset ids, commit hashes and dates, they cost
+# English questions on the Russian pages .012 nDCG@10 (words only; BENCHMARKS.md).
+_OPAQUE = re.compile(
+    r"[+-]?\d+(?:[.,]\d+)?"  # 3, -2, 0.5
+    r"|\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}(?:[ T].*)?"  # 2024-05-01, 04/20/2016, 2024-05-01T10:00
+    r"|(?=\D*\d)[0-9A-Fa-f-]{8,}"  # 1c4937c4-0998-4f81-a994-50d3dd54727c, 758d0b25…, 32351697
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +67,7 @@ class FrontMatter:
     title: str = ""
     aliases: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()  # normalised (normalize_tag), in order of first mention
-    words: str = ""  # the other scalar fields' values, one a line
+    words: str = ""  # the other scalar fields' values, one a line, numbers/dates/ids left out
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -147,7 +157,7 @@ def _fields(data: Any) -> FrontMatter:
         elif name in _TAG_KEYS:
             tags += [t for s in found for t in _TAG_SPLIT.split(s)]
         else:
-            words += found
+            words += [v for v in found if not _OPAQUE.fullmatch(v)]
     return FrontMatter(title, tuple(_unique(aliases)), _tags(tags), "\n".join(words))
 
 
