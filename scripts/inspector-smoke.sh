@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# Smoke test of memo-mcp through MCP Inspector's CLI (needs Node.js >= 20 and npx; fetches
-# the Inspector from npm on first use). Not run by CI.
+# Smoke test of memo-mcp through MCP Inspector's CLI (needs Node.js >= 22.19, the
+# Inspector's own `engines`, and npx; fetches the Inspector from npm on first use). Not run
+# by CI.
 #
 #   scripts/inspector-smoke.sh [--http] [NOTES_DIR] [QUERY]
+#
+# NOTES_DIR defaults to the repository's examples/notes. Wrong arguments (an unknown option,
+# a NOTES_DIR that is missing or not a folder, more than two) exit 2 with one line, before
+# anything runs; a missing tool (Node.js too old, npx, the server command, curl) exits 1.
 #
 # --http: start `memo-mcp --http` on a free loopback port with a fresh MEMO_TOKEN, and run
 # the Inspector against http://127.0.0.1:PORT/mcp with `--header "Authorization: Bearer …"`
@@ -15,14 +20,36 @@
 set -euo pipefail
 
 INSPECTOR="@modelcontextprotocol/inspector@2.12.0"
+NODE_MIN=(22 19) # the Inspector's engines: node >= 22.19.0
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+usage="usage: scripts/inspector-smoke.sh [--http] [NOTES_DIR] [QUERY]"
+
+refuse() { # one line on stderr, then exit with the given status
+    echo "inspector-smoke: $2" >&2
+    exit "$1"
+}
+
 http=0
 if [[ "${1:-}" == "--http" ]]; then
     http=1
     shift
 fi
-notes="$(cd "${1:-$repo/examples/notes}" && pwd)"
+if [[ "${1:-}" == -* ]]; then refuse 2 "unknown option $1; $usage"; fi
+if (($# > 2)); then refuse 2 "too many arguments; $usage"; fi
+notes="${1:-$repo/examples/notes}"
+if [[ ! -e "$notes" ]]; then refuse 2 "no such folder: $notes"; fi
+if [[ ! -d "$notes" ]]; then refuse 2 "not a folder: $notes"; fi
+notes="$(cd "$notes" && pwd)"
 query="${2:-как восстановить бэкап}"
+
+node_want="the Inspector needs Node.js >= ${NODE_MIN[0]}.${NODE_MIN[1]}"
+node_version="$(node --version 2>/dev/null)" || refuse 1 "Node.js not found; $node_want"
+if [[ ! "$node_version" =~ ^v([0-9]+)\.([0-9]+) ]] ||
+    ((BASH_REMATCH[1] < NODE_MIN[0] ||
+        (BASH_REMATCH[1] == NODE_MIN[0] && BASH_REMATCH[2] < NODE_MIN[1]))); then
+    refuse 1 "Node.js $node_version is too old; $node_want"
+fi
+command -v npx >/dev/null || refuse 1 "npx not found (it comes with Node.js's npm)"
 
 if [[ -n "${MEMO_MCP_CMD:-}" ]]; then
     read -r -a server <<<"$MEMO_MCP_CMD"
@@ -31,6 +58,9 @@ elif [[ -x "$repo/.venv/bin/memo-mcp" ]]; then
 else
     server=(memo-mcp)
 fi
+command -v "${server[0]}" >/dev/null ||
+    refuse 1 "${server[0]} not found: install memo (see the README) or set MEMO_MCP_CMD"
+if ((http)) && ! command -v curl >/dev/null; then refuse 1 "curl not found (--http needs it)"; fi
 
 env_args=()
 for var in MEMO_MODEL_DIR MEMO_CACHE_DIR; do
@@ -44,7 +74,9 @@ export MCP_CATALOG_PATH="$scratch/mcp.json"
 
 inspect() {
     # --root: memo-mcp may use only the notes folder under test (its default is $HOME).
-    npx -y "$INSPECTOR" --cli --cwd "$repo" "${env_args[@]}" "${server[@]}" --root "$notes" "$@"
+    # ${a[@]+...}: bash 3.2 (macOS's) calls an empty array unbound under `set -u`.
+    npx -y "$INSPECTOR" --cli --cwd "$repo" ${env_args[@]+"${env_args[@]}"} "${server[@]}" \
+        --root "$notes" "$@"
 }
 
 if ((http)); then
