@@ -20,6 +20,7 @@ from pathlib import Path
 import apsw
 import numpy as np
 
+from memo_core.catalogue import Message
 from memo_core.errors import (
     FolderChangedError,
     IndexBusyError,
@@ -145,27 +146,25 @@ class Collection:
         assert self._db_path is not None
         return self._db_path
 
-    def _use(self, path: Path, why: str | None) -> None:
+    def _use(self, path: Path, why: Message | None) -> None:
         with self._read_lock:
             if self._reader is not None and self._reader.path != path:
                 self._reader.close()
                 self._reader = None
             self._db_path = path
-            self.location_note = f"index kept in {path} ({why})" if why else None
+            self.location_note = Message("status.kept_in", path=path, why=why) if why else None
 
     @contextmanager
     def _sqlite_errors(self) -> Iterator[None]:
         try:
             yield
         except apsw.BusyError as e:
-            raise IndexBusyError(
-                f"the index {self.db_path} is busy in another process; try again shortly"
-            ) from e
+            raise IndexBusyError("index.busy", path=self.db_path) from e
         except apsw.Error as e:
             if out_of_files():
                 raise too_many_files(str(self.root)) from e
             raise IndexStoreError(
-                f"the index {self.db_path} failed: {e}; run `memo reindex {self.root}`"
+                "index.failed", path=self.db_path, reason=e, root=self.root
             ) from e
 
     # -- reading --------------------------------------------------------------------------
@@ -331,7 +330,7 @@ class Collection:
                 if self.db_path == fallback:
                     raise
                 # A read-only folder, or a filesystem without WAL: keep the index in the cache.
-                self._use(fallback, str(e))
+                self._use(fallback, e.message)
                 self._writer = Store.create(fallback)
         return self._writer
 
@@ -483,8 +482,9 @@ def _kept(store: Store | None, root: Folder) -> Store | None:
 
 
 def _described(e: BaseException) -> str:
-    """An error as a user reads it: memo's own say what to do; others are named."""
+    """An error as a user reads it: memo's own say what to do (their Message, worded in
+    the reader's language later); others are named."""
+    if isinstance(e, MemoError):
+        return e.message
     text = str(e)
-    if isinstance(e, MemoError) and text:
-        return text
     return f"{type(e).__name__}: {text}" if text else type(e).__name__

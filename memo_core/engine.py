@@ -246,7 +246,7 @@ class Engine:
         k, query = _checked(query, k, mode)
         budget = _page_checked(offset, max_chars)
         if scope is not None and not isinstance(scope, Scope):
-            raise InvalidArgumentError(f"scope must be a Scope (Scope.parse), got {scope!r}")
+            raise InvalidArgumentError("search.scope_type", got=scope)
         collections = self.collections(path)
         below = _below(resolve_path(path), collections) if scope else {}
         notices: list[Notice] = []
@@ -256,10 +256,8 @@ class Engine:
                 embedder = self.models.get()
             except ModelUnavailableError as e:
                 if mode == "vec":
-                    raise ModelUnavailableError(
-                        f"vector search needs a model: {e}. Use mode 'lex' or 'hybrid'"
-                    ) from e
-                notices.append(Notice(NoticeKind.MODEL_UNAVAILABLE, detail=str(e)))
+                    raise ModelUnavailableError("search.vec_needs_model", reason=e) from e
+                notices.append(Notice(NoticeKind.MODEL_UNAVAILABLE, detail=e.message))
                 mode = "lex"
         if refresh:
             notices += self._refreshed(collections, embedder, progress)
@@ -384,7 +382,7 @@ class Engine:
             try:
                 embedder = self.models.get()
             except ModelUnavailableError as e:
-                total.notices.append(Notice(NoticeKind.MODEL_UNAVAILABLE, detail=str(e)))
+                total.notices.append(Notice(NoticeKind.MODEL_UNAVAILABLE, detail=e.message))
         for c in self.collections(path):
             total.add(c.refresh(embedder, progress, wait=wait))
         return total
@@ -430,9 +428,7 @@ class Engine:
         rel, at = located(note)
         if at is not None:
             if (from_line, to_line, around) != (None, None, None):
-                raise InvalidArgumentError(
-                    f"{shown(note)} names its line already: leave out from, to and around"
-                )
+                raise InvalidArgumentError("read.line_given", note=shown(note))
             around = at
         first, last = line_span(from_line, to_line, around)
         if os.path.isabs(rel):
@@ -481,19 +477,17 @@ def _page_checked(offset: object, max_chars: object) -> int:
 
 def _whole(name: str, value: object, low: int, high: int) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-        raise InvalidArgumentError(
-            f"{name} must be a whole number from {low} to {high}, got {value!r}"
-        )
+        raise InvalidArgumentError("search.whole_range", name=name, low=low, high=high, got=value)
     return value
 
 
 def _checked(query: object, k: object, mode: object) -> tuple[int, str]:
     if mode not in MODES:
-        raise InvalidArgumentError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
+        raise InvalidArgumentError("search.mode", mode=mode, modes=", ".join(MODES))
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-        raise InvalidArgumentError(f"k must be a whole number from 1 to {MAX_K}, got {k!r}")
+        raise InvalidArgumentError("search.whole_range", name="k", low=1, high=MAX_K, got=k)
     if not isinstance(query, str) or not query.strip():
-        raise InvalidArgumentError("the query is empty: say what to look for")
+        raise InvalidArgumentError("search.empty_query")
     # Lone surrogates (bytes a terminal's argv could not decode, "\\udcff" in JSON) are
     # not text: each becomes U+FFFD, so the words and the model see valid text.
     query = query[:MAX_QUERY_CHARS].encode("utf-8", "surrogatepass").decode("utf-8", "replace")

@@ -1,10 +1,35 @@
-"""One flat set of engine exceptions; each layer maps them once (CLI message, MCP ToolError)."""
+"""One flat set of engine exceptions; each layer maps them once (CLI message, MCP ToolError).
+
+An error carries a kind (its class), a text's key in the catalogue and the text's
+parameters, not a sentence: `str(e)` is its English text (logs, Python callers), and a front
+end words it in the reader's language with `Lang.word(e)`.
+"""
 
 from __future__ import annotations
 
+from memo_core.catalogue import TEXTS, Message
+
 
 class MemoError(Exception):
-    """Base of every error memo reports to a user; the message says what to do next."""
+    """Base of every error memo reports to a user; the message says what to do next.
+
+    `MemoError("path.missing", path=...)`: the catalogue's text `path.missing` with its
+    parameters; or `MemoError(message)`: a Message made before (another error's, passed on).
+    A sentence that is no key is kept as it is, in every language (tests/test_catalogue.py
+    finds any such raise: its text belongs in the catalogue).
+    """
+
+    def __init__(self, key: str | Message, /, **params: object) -> None:
+        if not isinstance(key, Message):
+            key = Message(key, **params) if key in TEXTS else Message("as_given", text=key)
+        super().__init__(key)
+
+    @property
+    def message(self) -> Message:
+        """The text, to word in the reader's language (`Lang.word`)."""
+        message = self.args[0]
+        assert isinstance(message, Message)
+        return message
 
 
 class PathNotFoundError(MemoError):

@@ -11,6 +11,7 @@ MODEL = "MEMO_MODEL"  # which registry model memo uses (`memo model info` lists 
 CACHE_DIR = "MEMO_CACHE_DIR"  # where models and indexes that cannot live in a folder go
 ROOTS = "MEMO_ROOTS"  # the folders memo-mcp may use (os.pathsep-separated)
 REFRESH_BUDGET = "MEMO_REFRESH_BUDGET"  # seconds a search waits for its refresh
+LANG = "MEMO_LANG"  # the language of every text a user reads: ru (the default) or en
 
 
 def model_dir() -> Path | None:
@@ -35,6 +36,11 @@ def cache_dir() -> Path:
 def roots() -> str:
     """MEMO_ROOTS as given ('' when not set)."""
     return os.environ.get(ROOTS, "")
+
+
+def language() -> str | None:
+    """MEMO_LANG as given (None when not set); `catalogue.user_language` reads it."""
+    return os.environ.get(LANG)
 
 
 def refresh_budget(default: float) -> float:

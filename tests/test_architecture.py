@@ -42,6 +42,8 @@ CLI = sorted((REPO / "memo_cli").glob("*.py"))
 # The engine's layers, lowest first: a module may import its own layer and those below,
 # never one above. Within a layer, a sub-package imports only itself (and the layers below).
 LAYERS: list[tuple[str, ...]] = [
+    # Every text a user reads: below the errors, whose English text it gives.
+    ("memo_core.catalogue",),
     ("memo_core._version", "memo_core.errors", "memo_core.settings", "memo_core.values"),
     ("memo_core.results",),
     ("memo_core.text",),

@@ -21,7 +21,7 @@ def allowed_roots(extra: Iterable[str] = (), env: str | None = None) -> list[Pat
             try:
                 roots.setdefault(Path(raw).expanduser().resolve(), None)
             except RuntimeError as e:  # ~user with no such user
-                raise PathNotFoundError(f"allowed root {raw!r} cannot be resolved: {e}") from e
+                raise PathNotFoundError("path.root_unresolved", raw=raw, reason=str(e)) from e
     return list(roots) or [Path.home().resolve()]
 
 
@@ -54,9 +54,7 @@ def real_path(path: str | os.PathLike[str]) -> str:
     try:
         return os.path.realpath(path)
     except OSError as e:
-        raise FolderChangedError(
-            f"{os.fspath(path)} changed while memo was resolving it; try again"
-        ) from e
+        raise FolderChangedError("path.changed_resolving", path=os.fspath(path)) from e
 
 
 def check_inside(real: Path, roots: Sequence[Path] | None, path: object) -> None:
@@ -67,7 +65,4 @@ def check_inside(real: Path, roots: Sequence[Path] | None, path: object) -> None
 
 def outside(path: str, roots: Sequence[Path]) -> OutsideRootsError:
     names = ", ".join(str(r) for r in roots)
-    return OutsideRootsError(
-        f"{path} is outside the folders memo may use ({names}); "
-        "add it with MEMO_ROOTS or --root when starting memo-mcp"
-    )
+    return OutsideRootsError("path.outside", path=path, roots=names)

@@ -19,7 +19,7 @@ def resolve_path(path: str | os.PathLike[str]) -> Path:
     """Absolute, `~`-expanded, symlink-free form of a user's path, which must be a directory."""
     raw = os.fspath(path)
     if not raw.strip():
-        raise PathNotFoundError("path is empty: give the folder of your notes, e.g. ~/notes")
+        raise PathNotFoundError("path.empty")
     try:  # RuntimeError: ~user with no such user, or a link loop; ValueError: a NUL
         real = Path(raw).expanduser().resolve(strict=True)
     except (OSError, RuntimeError, ValueError) as e:
@@ -33,13 +33,11 @@ def check_dir(real: str | os.PathLike[str], raw: str) -> None:
     if not os.path.isdir(real):
         if not os.path.lexists(real):
             raise missing(raw)
-        raise PathNotFoundError(f"not a directory: {raw}; give the folder that holds the notes")
+        raise PathNotFoundError("path.not_dir", path=raw)
 
 
 def missing(raw: str) -> PathNotFoundError:
-    return PathNotFoundError(
-        f"path does not exist: {raw}; give an existing folder of notes, e.g. ~/notes"
-    )
+    return PathNotFoundError("path.missing", path=raw)
 
 
 def is_root(folder: Path) -> bool:
@@ -63,15 +61,11 @@ def discover(base: Path) -> list[Path]:
         level = below
     if not roots:
         deeper = _nearest_notes(frontier)
-        hint = (
-            f"the nearest notes are in {deeper}: point memo at that folder"
-            if deeper
-            else "point memo at the folder that holds your Markdown notes"
-        )
-        raise NoCollectionError(
-            f"no notes found in {base}: no *.md file within {DISCOVERY_DEPTH} folder levels; "
-            + hint
-        )
+        if deeper:
+            raise NoCollectionError(
+                "path.no_notes_deeper", path=base, depth=DISCOVERY_DEPTH, deeper=deeper
+            )
+        raise NoCollectionError("path.no_notes", path=base, depth=DISCOVERY_DEPTH)
     return sorted(roots)
 
 

@@ -78,11 +78,7 @@ def require_supported() -> None:
     """The engine's first step: on an OS without descriptors for folders, one clear error
     instead of failures deep inside (every file memo reads is reached through them)."""
     if not supported():
-        raise UnsupportedPlatformError(
-            f"this system ({sys.platform}) has no folder descriptors (openat, O_NOFOLLOW), "
-            "through which memo reads every note: run memo in WSL (Windows Subsystem for "
-            "Linux), or on Linux or macOS"
-        )
+        raise UnsupportedPlatformError("os.unsupported", platform=sys.platform)
 
 
 def identity(st: os.stat_result) -> Identity:
@@ -110,10 +106,7 @@ def out_of_files(e: OSError | None = None) -> bool:
 
 
 def too_many_files(where: str) -> ResourceLimitError:
-    return ResourceLimitError(
-        f"too many files open to use {where}: memo keeps a few per folder it searches; "
-        "search fewer folders at once, or raise the limit (ulimit -n)"
-    )
+    return ResourceLimitError("os.out_of_files", path=where)
 
 
 def folder_error(path: str, e: OSError) -> MemoError:
@@ -121,13 +114,10 @@ def folder_error(path: str, e: OSError) -> MemoError:
     if out_of_files(e):
         return too_many_files(path)
     if isinstance(e, FileNotFoundError):
-        return PathNotFoundError(f"{path} no longer exists: it was moved or removed")
+        return PathNotFoundError("path.gone", path=path)
     if e.errno in _LINK_ERRORS:
-        return FolderChangedError(
-            f"{path} changed while memo was using it: a folder on its path is now a "
-            "symbolic link or not a folder, and memo does not follow it there; search again"
-        )
-    return FolderChangedError(f"cannot open {path}: {e.strerror or e}")
+        return FolderChangedError("path.changed_link", path=path)
+    return FolderChangedError("path.cannot_open", path=path, reason=e)
 
 
 # -- openat2 (Linux ≥ 5.6) ------------------------------------------------------------------

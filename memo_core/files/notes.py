@@ -47,7 +47,6 @@ from memo_core.text.escapes import shown
 # The most of one note a read hands over (the MCP resource, an agent's context): a note past
 # it is cut at a line end, and says where the rest is.
 NOTE_LIMIT = 2 * 1024 * 1024
-ASK_RELATIVE = "give the note's path relative to the collection, e.g. home/backup.md"
 # Lines shown on each side of the line a reader reads around (a hit's `path:line`): the
 # passage and its neighbourhood, not the whole note.
 AROUND_LINES = 20
@@ -74,7 +73,7 @@ def read_note(folder: Path, rel: str, limit: int, roots: Sequence[Path] | None) 
     holds `folder` is looked for (None: anywhere). NotANoteError, NoteNotFoundError or
     NoteUnreadableError (a MemoError) say why not."""
     if not rel or "\0" in rel or any(p in ("", ".", "..") for p in rel.split("/")):
-        raise NotANoteError(ASK_RELATIVE)
+        raise NotANoteError("note.relative")
     root, inner = _collection_of(folder, roots)
     full = inner + rel
     # By its names first: a path that is no note gets one answer, whatever lies there.
@@ -86,15 +85,15 @@ def read_note(folder: Path, rel: str, limit: int, roots: Sequence[Path] | None) 
             _judge(collection, full)
             data, size = collection.read(full, limit + 1)
     except Escape as e:  # where it leads is judged before whether it exists
-        raise NotANoteError(f"{shown(full)} leads outside {where}") from e
+        raise NotANoteError("note.outside", note=shown(full), where=where) from e
     except FileNotFoundError as e:
-        raise NoteNotFoundError(f"no such note: {shown(full)} in {where}") from e
+        raise NoteNotFoundError("note.missing", note=shown(full), where=where) from e
     except NotRegularFile as e:
         raise _not_a_note(full) from e
     except OSError as e:  # unreadable, or swapped meanwhile
         if out_of_files(e):
             raise too_many_files(where) from e
-        raise NoteUnreadableError(f"{shown(full)} cannot be read: {e.strerror or e}") from e
+        raise NoteUnreadableError("note.unreadable", note=shown(full), reason=e) from e
     if len(data) <= limit:
         return NoteText(data.decode("utf-8", errors="replace"), size, len(data), cut=False)
     kept = data[:limit]
@@ -103,19 +102,14 @@ def read_note(folder: Path, rel: str, limit: int, roots: Sequence[Path] | None) 
 
 
 def _not_a_note(rel: str) -> NotANoteError:
-    return NotANoteError(
-        f"{shown(rel)} is not a Markdown note (*.md) outside hidden folders: memo opens notes only"
-    )
+    return NotANoteError("note.not_markdown", note=shown(rel))
 
 
 def _judge(collection: Folder, rel: str) -> None:
     """NotANoteError unless a walk of `collection` takes the note `rel`, whose names
     `is_note_path` has passed: what is left to leave it out is ignore rules."""
     if judge_path(collection, rel, False)[0] is not Verdict.TAKEN:
-        raise NotANoteError(
-            f"{shown(rel)} is left out by .gitignore or .memoignore rules in "
-            f"{shown(collection.path)}: memo opens only the notes it indexes"
-        )
+        raise NotANoteError("note.ignored", note=shown(rel), where=shown(collection.path))
 
 
 def note_paths(folder: Path, roots: Sequence[Path] | None) -> list[str]:
@@ -178,18 +172,13 @@ def line_span(
     to write, for a line below 1, a range that ends before it starts, or both ways at once."""
     for name, n in (("from", from_line), ("to", to_line), ("around", around)):
         if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1):
-            raise InvalidArgumentError(
-                f"{name} must be a line number, 1 or more (lines count from 1), got {n!r}"
-            )
+            raise InvalidArgumentError("read.line_number", name=name, got=n)
     if around is not None:
         if from_line is not None or to_line is not None:
-            raise InvalidArgumentError("give either a line to read around or from and to, not both")
+            raise InvalidArgumentError("read.around_and_span")
         return max(1, around - AROUND_LINES), around + AROUND_LINES
     if from_line is not None and to_line is not None and from_line > to_line:
-        raise InvalidArgumentError(
-            f"from {from_line} is after to {to_line}: give the first line first, "
-            f"e.g. from {to_line} to {from_line}"
-        )
+        raise InvalidArgumentError("read.span_reversed", first=from_line, last=to_line)
     return from_line or 1, to_line
 
 

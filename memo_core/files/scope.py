@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timezone
 
+from memo_core.catalogue import Message
 from memo_core.errors import InvalidArgumentError
 from memo_core.files.globmatch import ANY, DIRS, LIT, Token, match, path_glob, positions, regex
 from memo_core.text.frontmatter import normalize_tag
@@ -34,10 +35,7 @@ MAX_TAGS = 32
 MAX_DATE_CHARS = 64
 _WILDCARDS = "*?[\\"
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-_DATE_HELP = (
-    "write an ISO date (2024-05-01, a whole day in local time) or date and time "
-    "(2024-05-01T14:30, local time unless it ends in Z or +02:00)"
-)
+_DATE_HELP = Message("scope.date_help")
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,9 +59,9 @@ class Scope:
         before = _aware(self.before, "before")
         if after is not None and before is not None and after > before:
             raise InvalidArgumentError(
-                f"after ({after.isoformat(timespec='seconds')}) is later than before "
-                f"({before.isoformat(timespec='seconds')}): "
-                "no note can match; swap them"
+                "scope.after_before",
+                after=after.isoformat(timespec="seconds"),
+                before=before.isoformat(timespec="seconds"),
             )
         object.__setattr__(self, "after", after)
         object.__setattr__(self, "before", before)
@@ -181,21 +179,13 @@ def _by_names(glob: tuple[Token, ...], *, anywhere: bool) -> Callable[[str], boo
 def _under(raw: str) -> str | None:
     """`raw` as a '/'-separated path below the path searched; None for the whole of it."""
     if not isinstance(raw, str) or len(raw) > MAX_UNDER_CHARS or "\0" in raw:
-        raise InvalidArgumentError(
-            f"under must be a folder or glob of at most {MAX_UNDER_CHARS} characters, "
-            "e.g. projects or journal/2024-*"
-        )
+        raise InvalidArgumentError("scope.under_long", most=MAX_UNDER_CHARS)
     text = raw.strip()
     if text.startswith(("/", "~/")) or text == "~":
-        raise InvalidArgumentError(
-            f"under {raw!r} is not relative: give it relative to the path searched, "
-            "e.g. projects or journal/2024-*"
-        )
+        raise InvalidArgumentError("scope.under_absolute", under=raw)
     parts = [p for p in text.split("/") if p not in ("", ".")]
     if ".." in parts:
-        raise InvalidArgumentError(
-            f"under {raw!r} leaves the path searched ('..'): search the folder above instead"
-        )
+        raise InvalidArgumentError("scope.under_up", under=raw)
     return "/".join(parts) or None
 
 
@@ -205,24 +195,19 @@ def _glob(under: str) -> tuple[Token, ...]:
     except UnicodeEncodeError:
         tokens = None  # a lone surrogate no file name can hold
     if tokens is None:
-        raise InvalidArgumentError(
-            f"under {under!r} is not a glob any path can match (an unclosed '[' or a "
-            "trailing '\\'): write '\\[' for a literal '[', e.g. notes/\\[draft\\]*"
-        )
+        raise InvalidArgumentError("scope.under_glob", under=under)
     return tokens
 
 
 def _tags(raw: Iterable[str]) -> tuple[str, ...]:
     given = list(raw)
     if len(given) > MAX_TAGS:
-        raise InvalidArgumentError(f"at most {MAX_TAGS} tags in one search, got {len(given)}")
+        raise InvalidArgumentError("scope.tags_many", most=MAX_TAGS, got=len(given))
     out: list[str] = []
     for t in given:
         tag = normalize_tag(t) if isinstance(t, str) else ""
         if not tag:
-            raise InvalidArgumentError(
-                f"not a tag: {t!r}: give a tag such as work or #project/memo (no spaces)"
-            )
+            raise InvalidArgumentError("scope.not_a_tag", tag=t)
         out.append(tag)
     return tuple(dict.fromkeys(out))
 
@@ -236,16 +221,20 @@ def _moment(value: str | date | None, name: str, *, end: bool) -> datetime | Non
         if not text:
             return None
         if len(text) > MAX_DATE_CHARS:
-            raise InvalidArgumentError(f"{name}: not a date ({len(text)} characters); {_DATE_HELP}")
+            raise InvalidArgumentError(
+                "scope.date_long", name=name, chars=len(text), help=_DATE_HELP
+            )
         try:
             if len(text) == 10:  # YYYY-MM-DD: a day, not its midnight
                 value = date.fromisoformat(text)
             else:
                 return datetime.fromisoformat(text)
         except ValueError:
-            raise InvalidArgumentError(f"{name}: {text!r} is not a date; {_DATE_HELP}") from None
+            raise InvalidArgumentError(
+                "scope.not_a_date", name=name, value=text, help=_DATE_HELP
+            ) from None
     if not isinstance(value, date):
-        raise InvalidArgumentError(f"{name}: {value!r} is not a date; {_DATE_HELP}")
+        raise InvalidArgumentError("scope.not_a_date", name=name, value=value, help=_DATE_HELP)
     return datetime.combine(value, time.max if end else time.min)  # its last or first µs
 
 
@@ -254,11 +243,13 @@ def _aware(moment: datetime | None, name: str) -> datetime | None:
     if moment is None:
         return None
     if not isinstance(moment, datetime):
-        raise InvalidArgumentError(f"{name}: {moment!r} is not a date; {_DATE_HELP}")
+        raise InvalidArgumentError("scope.not_a_date", name=name, value=moment, help=_DATE_HELP)
     try:
         return moment if moment.tzinfo is not None else moment.astimezone()
     except (OverflowError, OSError, ValueError):  # beyond what the OS's clock can say
-        raise InvalidArgumentError(f"{name}: {moment} is out of range; {_DATE_HELP}") from None
+        raise InvalidArgumentError(
+            "scope.date_range", name=name, value=str(moment), help=_DATE_HELP
+        ) from None
 
 
 def _ns(moment: datetime) -> int:

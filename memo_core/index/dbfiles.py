@@ -24,6 +24,7 @@ from urllib.parse import quote
 
 import apsw
 
+from memo_core.catalogue import Message
 from memo_core.errors import IndexLocationError, IndexStoreError, MemoError
 from memo_core.files.fsafe import out_of_files, too_many_files
 from memo_core.index import schema
@@ -46,8 +47,8 @@ PAGE_SIZES = frozenset(1 << n for n in range(9, 17))
 JOURNAL_MAGIC = bytes.fromhex("d9d505f920a163d7")
 JOURNAL_HEADER_SIZE = 28
 
-NOT_SQLITE = "is not a memo index (not a SQLite database)"
-ANOTHER_PROGRAMS = "is not a memo index (a SQLite database of another program)"
+NOT_SQLITE = Message("file.not_sqlite")
+ANOTHER_PROGRAMS = Message("file.another_programs")
 
 
 class Mark(Enum):
@@ -56,26 +57,27 @@ class Mark(Enum):
     FOREIGN = "foreign"
 
 
-def inspect(path: Path) -> tuple[Mark, str]:
+def inspect(path: Path) -> tuple[Mark, Message | None]:
     """Whose database is at `path`, found from its files' bytes without writing anything; for
     a foreign one, which file is not memo's and why, as a sentence."""
     mark, what = _database_mark(path)
     if mark is Mark.FOREIGN:
-        return mark, f"{path} {what}; memo leaves it alone"
+        return mark, Message("file.left_alone", why=Message("file.is", path=path, what=what))
     if why := _foreign_side_file(path, mark):
-        return Mark.FOREIGN, f"{why}; memo leaves it alone"
-    return mark, ""
+        return Mark.FOREIGN, Message("file.left_alone", why=why)
+    return mark, None
 
 
 def owned(path: Path) -> Mark:
     """The mark at `path` when memo may use it (MEMO or NONE); IndexLocationError if not."""
     mark, why = inspect(path)
     if mark is Mark.FOREIGN:
+        assert why is not None
         raise IndexLocationError(why)
     return mark
 
 
-def _database_mark(path: Path) -> tuple[Mark, str]:
+def _database_mark(path: Path) -> tuple[Mark, Message | None]:
     """The mark of the database at `path` and, for a foreign one, what it is (a predicate)."""
     try:
         st = os.lstat(path)
@@ -87,28 +89,28 @@ def _database_mark(path: Path) -> tuple[Mark, str]:
         return Mark.FOREIGN, what
     header = _read_head(path, HEADER_SIZE) if st is not None else b""
     if header is None:
-        return Mark.FOREIGN, "is not a regular file"  # swapped since the lstat
+        return Mark.FOREIGN, Message("file.not_regular")  # swapped since the lstat
     if header and not _is_database_header(header):
         return Mark.FOREIGN, NOT_SQLITE
     if header and _app_id(header) == schema.APPLICATION_ID:
-        return Mark.MEMO, ""  # the mark, once in the file, stays: no need for the WAL
+        return Mark.MEMO, None  # the mark, once in the file, stays: no need for the WAL
     if header and _app_id(header):
         return Mark.FOREIGN, ANOTHER_PROGRAMS
     committed = _wal_header(path)
     latest = committed or header
     if committed is not None and _app_id(committed) == schema.APPLICATION_ID:
         # Beside an empty file SQLite drops the WAL: then it is only memo's leftover.
-        return (Mark.MEMO if header else Mark.NONE), ""
+        return (Mark.MEMO if header else Mark.NONE), None
     if committed is not None and _app_id(committed):
         return Mark.FOREIGN, ANOTHER_PROGRAMS
     if not latest or _schema_cookie(latest) == 0:
-        return Mark.NONE, ""  # no table was ever made in it
+        return Mark.NONE, None  # no table was ever made in it
     if not header:
         return Mark.FOREIGN, ANOTHER_PROGRAMS  # all of it in its WAL
     return _ask_sqlite(path)  # memo 0.1: the mark is a row
 
 
-def _ask_sqlite(path: Path) -> tuple[Mark, str]:
+def _ask_sqlite(path: Path) -> tuple[Mark, Message | None]:
     """memo 0.1's mark, the `app` row in `meta`, as the database file alone has it: opened
     `immutable`, SQLite takes no lock and reads no WAL or journal, and so writes nothing."""
     flags = apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI | apsw.SQLITE_OPEN_NOFOLLOW
@@ -121,11 +123,11 @@ def _ask_sqlite(path: Path) -> tuple[Mark, str]:
     except apsw.Error:
         row = None  # no such table, or no database SQLite can read: nothing of memo's
     if row == (schema.APP_ID,):
-        return Mark.MEMO, ""
+        return Mark.MEMO, None
     return Mark.FOREIGN, ANOTHER_PROGRAMS
 
 
-def _foreign_side_file(path: Path, mark: Mark) -> str | None:
+def _foreign_side_file(path: Path, mark: Mark) -> Message | None:
     """Why a side file of the database at `path`, or the lock file beside it, is not memo's
     (a phrase naming the file), or None."""
     lock = path.parent / LOCK_FILE
@@ -135,33 +137,34 @@ def _foreign_side_file(path: Path, mark: Mark) -> str | None:
         except FileNotFoundError:
             continue
         except OSError as e:
-            return f"{side} cannot be read ({e.strerror or e})"
+            return Message("file.side_unreadable", path=side, reason=e)
         if what := odd(st):
-            return f"{side} {what}"
+            return Message("file.is", path=side, what=what)
         if side == lock:
             if st.st_size:
-                return f"{side} holds data (memo's lock file is empty)"
+                return Message("file.lock_holds_data", path=side)
         elif not os.path.lexists(path):
             # memo removes a database after its side files, and SQLite never removes one.
-            return f"{side} has no database beside it"
+            return Message("file.side_alone", path=side)
     wal, _, journal = side_files(path)
     head = _read_head(wal, WAL_HEADER_SIZE)
     if head and not _is_wal_header(head):
-        return f"{wal} is not a SQLite WAL file"  # SQLite would overwrite it as an empty WAL
+        return Message("file.not_wal", path=wal)  # SQLite would overwrite it as an empty WAL
     journal_head = _read_head(journal, JOURNAL_HEADER_SIZE)
     if journal_head is not None and not (mark is Mark.NONE and _restores_nothing(journal_head)):
-        return f"{journal} is a journal that memo did not leave (SQLite would play it back)"
+        return Message("file.foreign_journal", path=journal)
     return None
 
 
-def odd(st: os.stat_result) -> str | None:
-    """What makes the file at one of memo's names one that memo never writes."""
+def odd(st: os.stat_result) -> Message | None:
+    """What makes the file at one of memo's names one that memo never writes (a predicate:
+    `file.is` puts it after the file's name)."""
     if stat.S_ISLNK(st.st_mode):
-        return "is a symbolic link"
+        return Message("file.symlink")
     if not stat.S_ISREG(st.st_mode):
-        return "is not a regular file"
+        return Message("file.not_regular")
     if st.st_nlink > 1:
-        return "has other names (hard links)"  # written through this one, it changes there
+        return Message("file.hard_links")  # written through this one, it changes there
     return None
 
 
@@ -277,4 +280,4 @@ def _unreadable(path: Path, e: OSError) -> MemoError:
     """Why memo could not read its file at `path`: a limit (too many files open) or not."""
     if out_of_files(e):
         return too_many_files(str(path))
-    return IndexStoreError(f"cannot read {path}: {e.strerror or e}")
+    return IndexStoreError("index.cannot_read", path=path, reason=e)

@@ -26,9 +26,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 import apsw
 
+from memo_core.catalogue import Message
 from memo_core.errors import FolderChangedError, IndexLocationError, MemoError
 from memo_core.files.fsafe import (
     DIR_FLAGS,
@@ -135,7 +137,7 @@ def held(db: apsw.Connection, *, wal: bool = False) -> Identity | None:
     """(device, inode) of the database file `db` holds open (`wal`: of its WAL); None when
     it holds none (a WAL not opened yet)."""
     if not (db.vfsname("main") or "").startswith("unix"):
-        raise FolderChangedError("memo checks its index only through SQLite's unix VFS")
+        raise FolderChangedError("index.unix_vfs")
     op = apsw.SQLITE_FCNTL_JOURNAL_POINTER if wal else apsw.SQLITE_FCNTL_FILE_POINTER
     pointer = ctypes.c_void_p()
     db.file_control("main", op, ctypes.addressof(pointer))
@@ -190,12 +192,13 @@ def _open_index_dir(path: Path, root: Folder) -> int:
         raise _cannot("open", path.parent, e) from e
 
 
-def _cannot(what: str, path: Path, e: OSError) -> MemoError:
+def _cannot(what: Literal["create", "open"], path: Path, e: OSError) -> MemoError:
     """Why memo cannot `what` (create, open) its file at `path`: a place that cannot hold
     the index (the caller keeps it in the cache dir), or a limit that is no reason to."""
     if out_of_files(e):
         return too_many_files(str(path))
-    return IndexLocationError(f"cannot {what} {path}: {e.strerror or e}")
+    key = "index.cannot_create" if what == "create" else "index.cannot_open"
+    return IndexLocationError(key, path=path, reason=e)
 
 
 def check_held(db: apsw.Connection, path: Path, root: Folder | None) -> None:
@@ -225,10 +228,7 @@ def check_held(db: apsw.Connection, path: Path, root: Folder | None) -> None:
 
 
 def _changed(path: Path) -> FolderChangedError:
-    return FolderChangedError(
-        f"{path.parent.parent} changed while memo was opening its index (a folder on the "
-        "way was swapped): nothing was read from or written to what it led to; search again"
-    )
+    return FolderChangedError("index.changed_opening", path=path.parent.parent)
 
 
 # -- files memo makes in it ----------------------------------------------------------------
@@ -253,8 +253,8 @@ def make_private_dir(folder: Path, root: Folder | None = None) -> None:
         raise _cannot("create", folder, e) from e
     st = os.stat(name, dir_fd=where, follow_symlinks=False)
     if not stat.S_ISDIR(st.st_mode):
-        kind = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a folder"
-        raise IndexLocationError(f"{folder} is {kind}: memo does not write through it")
+        what = Message("file.symlink" if stat.S_ISLNK(st.st_mode) else "file.not_folder")
+        raise IndexLocationError("place.through", path=folder, what=what)
 
 
 def make_private_file(path: Path, root: Folder | None = None) -> None:
@@ -295,5 +295,5 @@ def open_lock_file(path: Path, root: Folder | None = None) -> int:
             raise _cannot("open", path, e) from e
     if what := odd(os.fstat(fd)):
         os.close(fd)
-        raise IndexLocationError(f"{path} {what}: memo does not lock it")
+        raise IndexLocationError("place.no_lock", path=path, what=what)
     return fd

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from memo_core.catalogue import os_reason
 from memo_core.files.fsafe import Folder, NotRegularFile
 from memo_core.files.walker import Changes, FileStat, rescan, scan
 from memo_core.index.rows import FileState
@@ -116,7 +117,7 @@ def read_note(root: Folder, rel: str, max_bytes: int) -> tuple[bytes, FileNote |
     except NotRegularFile:  # a FIFO, socket or device: skipped for good, not retried
         return b"", FileNote.SPECIAL, ""
     except OSError as e:
-        return b"", FileNote.UNREADABLE, str(e.strerror or e)
+        return b"", FileNote.UNREADABLE, os_reason(e)
     if not data.strip():
         return data, FileNote.EMPTY, ""
     if b"\x00" in data[:8192]:

@@ -12,6 +12,7 @@ import re
 import stat
 from pathlib import Path
 
+from memo_core.catalogue import Message
 from memo_core.errors import IndexLocationError
 from memo_core.files.fsafe import Folder
 from memo_core.files.walker import INDEX_DIR, INDEX_FILE
@@ -28,7 +29,7 @@ def fallback_index_path(root: Path) -> Path:
     return cache_dir() / "indexes" / f"{name}-{tag}" / INDEX_FILE
 
 
-def choose(root: Path) -> tuple[Path, str | None]:
+def choose(root: Path) -> tuple[Path, Message | None]:
     """`<root>/.memo/index.db`, or the cache-dir one where an index already lives, where
     the folder cannot hold one, or where something that is not memo's lies at memo's place;
     and why it is not the collection's own. Reads only."""
@@ -38,26 +39,26 @@ def choose(root: Path) -> tuple[Path, str | None]:
         return fallback, why
     if own.is_file() or not fallback.is_file():
         return own, None
-    return fallback, "the collection folder could not hold it"
+    return fallback, Message("place.could_not_hold")
 
 
-def unusable(root: Path) -> str | None:
+def unusable(root: Path) -> Message | None:
     """Why `<root>/.memo/index.db` cannot be memo's index now (None: it can). Reads only."""
     folder = root / INDEX_DIR
     try:
         str(folder).encode("utf-8")
     except UnicodeEncodeError:
-        return "the folder's path is not UTF-8, which SQLite cannot open"
+        return Message("place.not_utf8")
     try:
         st = os.lstat(folder)
     except FileNotFoundError:
         return None
     except OSError as e:
-        return f"{folder}: {e.strerror or e}"
+        return Message("place.unreadable", path=folder, reason=e)
     if stat.S_ISLNK(st.st_mode):
-        return f"{folder} is a symbolic link: memo does not write through it"
+        return Message("place.through", path=folder, what=Message("file.symlink"))
     if not stat.S_ISDIR(st.st_mode):
-        return f"{folder} is not a folder"
+        return Message("file.is", path=folder, what=Message("file.not_folder"))
     # The rebuild's scratch is one of memo's names there too: what is not memo's at it
     # would stop every rebuild (memo neither builds in it nor deletes it).
     for db in (folder / INDEX_FILE, scratch_path(folder / INDEX_FILE)):
@@ -87,5 +88,5 @@ def fresh_scratch(db: Path, root: Folder | None = None) -> Path:
     try:
         directory.remove_files(scratch, root)
     except IndexLocationError as e:
-        raise IndexLocationError(f"cannot rebuild {db}: {e}; move it away and rebuild") from e
+        raise IndexLocationError("index.cannot_rebuild", path=db, reason=e) from e
     return scratch

@@ -74,7 +74,7 @@ def open_for_writing(path: Path, root: Folder | None = None) -> apsw.Connection:
         with _closed_on_error(db, path, writing=True):
             _check_owner(db, path)
             if _scalar(db, "PRAGMA journal_mode=WAL") != "wal":
-                raise IndexLocationError(f"WAL journaling does not work in {path.parent}")
+                raise IndexLocationError("index.no_wal", folder=path.parent)
             check_held(db, path, root)  # the WAL too, now open
             db.execute("PRAGMA synchronous=NORMAL")
             _migrate(db, path)
@@ -117,11 +117,8 @@ def look(path: Path, read: Callable[[apsw.Connection | None], T], root: Folder |
             continue
     wal, shm, _ = side_files(path)
     if _size(wal) and not os.path.lexists(shm):
-        raise IndexStoreError(
-            f"{path}: last committed state unknown (its WAL cannot be read without "
-            "writing); run `memo index` on the collection"
-        )
-    raise IndexBusyError(f"{path} kept changing while it was read; try again")
+        raise IndexStoreError("index.wal_unreadable", path=path)
+    raise IndexBusyError("index.kept_changing", path=path)
 
 
 class _MovedOn(Exception):
@@ -208,7 +205,7 @@ def _open_sqlite(
     except apsw.Error as e:
         if out_of_files():
             raise too_many_files(str(path)) from e
-        raise IndexLocationError(f"cannot open {path}: {e}") from e
+        raise IndexLocationError("index.cannot_open", path=path, reason=e) from e
     try:
         if access & apsw.SQLITE_OPEN_READONLY:
             db.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
@@ -236,7 +233,7 @@ def _closed_on_error(db: apsw.Connection, path: Path, *, writing: bool) -> Itera
             raise too_many_files(str(path)) from e
         cannot_write = (apsw.ReadOnlyError, apsw.CantOpenError, apsw.IOError)
         if writing and isinstance(e, cannot_write):
-            raise IndexLocationError(f"cannot write {path}: {e}") from e
+            raise IndexLocationError("index.cannot_write", path=path, reason=e) from e
         if isinstance(e, apsw.Error):
             raise _damaged(path, e) from e
         raise
@@ -251,8 +248,11 @@ def _check_owner(db: apsw.Connection, path: Path) -> int:
         return 0
     if version > schema.SCHEMA_VERSION:
         raise IndexStoreError(
-            f"{path} was made by a newer memo (schema {version} > {schema.SCHEMA_VERSION}); "
-            f"upgrade memo, or move {path.parent} away to rebuild it with this one"
+            "index.newer",
+            path=path,
+            version=version,
+            ours=schema.SCHEMA_VERSION,
+            folder=path.parent,
         )
     if get_meta(db, "app") != schema.APP_ID:
         raise _foreign(path)
@@ -276,7 +276,7 @@ def _migrate(db: apsw.Connection, path: Path) -> None:
 
 
 def _foreign(path: Path) -> IndexStoreError:
-    return IndexStoreError(f"{path} is not a memo index; memo leaves it alone")
+    return IndexStoreError("index.foreign", path=path)
 
 
 def _out_of_files(db: apsw.Connection) -> bool:
@@ -284,7 +284,4 @@ def _out_of_files(db: apsw.Connection) -> bool:
 
 
 def _damaged(path: Path, e: Exception) -> IndexStoreError:
-    return IndexStoreError(
-        f"cannot open the index {path}: {e}; it is damaged or not memo's: "
-        f"move {path.parent} away and search again to rebuild it"
-    )
+    return IndexStoreError("index.damaged", path=path, reason=e, folder=path.parent)

@@ -14,8 +14,6 @@ import numpy as np
 from memo_core.errors import ModelUnavailableError
 from memo_core.model.nonsense import nonsense
 
-_HINT_SHAPE = "Fix the model directory (see models/README.md) or point MEMO_MODEL_DIR elsewhere."
-
 
 def l2_normalize(x: np.ndarray) -> np.ndarray:
     """Unit rows; NaN/inf become 0 and an all-zero row stays zero instead of turning into NaN."""
@@ -78,8 +76,11 @@ class Embedder(ABC):
             vecs = np.asarray(self.embed_batch([texts[i] for i in idx], query=query))
             if vecs.shape != (len(idx), self.dim):
                 raise ModelUnavailableError(
-                    f"model {self.model_id} returned shape {vecs.shape}, "
-                    f"expected ({len(idx)}, {self.dim}). {_HINT_SHAPE}"
+                    "model.shape",
+                    model=self.model_id,
+                    shape=vecs.shape,
+                    rows=len(idx),
+                    dim=self.dim,
                 )
             out[idx] = vecs
         return out

