@@ -40,6 +40,7 @@ from memo_core.files.notes import AROUND_LINES, NOTE_LIMIT, NoteLines, NoteText
 from memo_core.files.walker import find_indexes, index_path, relevant_change
 from memo_core.formatting import (
     changes_data,
+    empty_token_text,
     file_note_text,
     format_changes,
     format_hits,
@@ -49,6 +50,7 @@ from memo_core.formatting import (
     format_status,
     format_update,
     iso_time,
+    listen_failed_text,
     note_text,
     notice_text,
     search_data,
@@ -169,6 +171,7 @@ __all__ = [
     "changes_data",
     "chosen_source",
     "confine",
+    "empty_token_text",
     "file_note_text",
     "find_indexes",
     "for_terminal",
@@ -184,6 +187,7 @@ __all__ = [
     "install_named",
     "is_installed",
     "iso_time",
+    "listen_failed_text",
     "load_model_dir",
     "note_text",
     "notice_text",

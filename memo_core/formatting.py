@@ -7,6 +7,7 @@ is chosen here, once, for both front ends.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
 from collections.abc import Sequence
 from datetime import datetime
@@ -330,3 +331,25 @@ def format_read(r: NoteLines) -> str:
     if r.note.cut and last == r.total:
         body.append(_cut_line(r.note, r.where))
     return "\n".join([head, *body]) + "\n"
+
+
+# -- memo-mcp --http: why it does not start ------------------------------------------------
+
+
+def listen_failed_text(address: str, error: OSError) -> str:
+    """Why `memo-mcp --http` cannot listen on `address` (HOST:PORT), and, for a port in
+    use, what to do."""
+    if error.errno == errno.EADDRINUSE:
+        return (
+            f"cannot listen on {address}: address already in use (another memo-mcp?): stop "
+            "the server that holds it, or choose another port (--port, or MEMO_HTTP_PORT)"
+        )
+    return f"cannot listen on {address}: {error.strerror or error}"
+
+
+def empty_token_text(variable: str) -> str:
+    """`variable` (MEMO_TOKEN) is set to nothing: not taken to mean "no token"."""
+    return (
+        f"{variable} is set but empty: put a token in it (for example "
+        f"{variable}=$(openssl rand -hex 24)), or unset it to serve without a token"
+    )

@@ -20,8 +20,11 @@ flood of `initialize` cannot lock out a client at work, nor end its session.
 
 A POST body the SDK would take for a notification although it carries an id it cannot use
 (an object, `null`, `true`, a string with a lone surrogate) gets no answer from the SDK (202):
-it is answered here, -32600 with id null, as over stdio (stdio_guard.check_line); so are
-other malformed bodies (-32700, -32600), with the request's id when it can be read.
+it is answered here, -32600 with id null, as over stdio (stdio_guard.check_body); so are
+other malformed bodies (-32700, -32600), with the request's id when it can be read: a batch,
+a scalar, an object that is not a JSON-RPC message, a malformed response (which the SDK
+would answer -32602 with a dump of its validation errors), an empty body. Bytes that are not
+UTF-8 are read as stdio reads them (replaced), and the apps get the body as it was checked.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
-from .stdio_guard import check_line
+from .stdio_guard import check_body
 
 SESSION_IDLE_S = 5 * 60
 MAX_SESSIONS = 500
@@ -137,12 +140,10 @@ class McpRouter:
             return
         body, receive = await _peek(receive)
         # A body past MAX_PEEK_BYTES is the SDK's to refuse (413), not a malformed one.
-        problem = (
-            check_line(body.decode("utf-8", "replace")) if len(body) <= MAX_PEEK_BYTES else None
-        )
-        if problem is not None and problem[1] is not None:
+        error = check_body(body.decode("utf-8", "replace")) if len(body) <= MAX_PEEK_BYTES else None
+        if error is not None:
             refused = await self.security.validate_request(Request(scope), is_post=True)
-            answer = problem[1].model_dump_json(by_alias=True, exclude_unset=True)
+            answer = error.model_dump_json(by_alias=True, exclude_unset=True)
             response = refused or Response(answer, 400, media_type="application/json")
             await response(scope, receive, send)
             return
@@ -230,7 +231,9 @@ class McpRouter:
 
 
 async def _peek(receive: Receive) -> tuple[bytes, Receive]:
-    """The request body (as far as MAX_PEEK_BYTES), and a `receive` that gives it again."""
+    """The request body (as far as MAX_PEEK_BYTES), and a `receive` that gives it again;
+    a whole body with bytes that are not UTF-8 has them replaced, as stdio reads a line (the
+    SDK would refuse it, -32700 in a shape of its own)."""
     chunks: list[bytes] = []
     size, more = 0, True
     while more and size <= MAX_PEEK_BYTES:
@@ -241,6 +244,8 @@ async def _peek(receive: Receive) -> tuple[bytes, Receive]:
         size += len(chunks[-1])
         more = message.get("more_body", False)
     body = b"".join(chunks)
+    if not more:  # (a part could end inside a character)
+        body = body.decode("utf-8", "replace").encode()
     replayed = False
 
     async def again() -> Message:

@@ -8,7 +8,10 @@
   sent) names this server: the loopback names on a loopback bind; on another address, that
   address, the machine's own names (for 0.0.0.0 / ::) and each `--allow-host`.
 - `MEMO_TOKEN` set: every request but `/health` must carry `Authorization: Bearer <token>`,
-  else 401. A bind to a non-loopback address without a token refuses to start.
+  else 401. A bind to a non-loopback address without a token refuses to start, and so does
+  `MEMO_TOKEN` set to nothing (exit 2).
+- The port is bound before "serving at" is said; one that cannot be (in use, an address
+  not this machine's) is one line on stderr and exit 1.
 - Connections are bounded in time and number (http_guard.py); SIGTERM stops the server
   within about a second, whatever its clients hold.
 """
@@ -37,7 +40,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from memo_core import __version__
+from memo_core import __version__, empty_token_text, listen_failed_text
 
 from .http_guard import (
     REQUEST_TIMEOUT_S,
@@ -122,7 +125,11 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str] = os.envir
             raise HttpConfigError(f"{PORT_ENV}={raw!r} is not a port number") from None
     if not 0 < port < 65536:
         raise HttpConfigError(f"port {port} is out of range: use 1..65535")
-    token = env.get(TOKEN_ENV, "").strip() or None
+    raw_token = env.get(TOKEN_ENV)
+    if raw_token is not None and not raw_token.strip():
+        # `MEMO_TOKEN=` is a token forgotten more likely than a choice to have none.
+        raise HttpConfigError(empty_token_text(TOKEN_ENV))
+    token = raw_token.strip() if raw_token is not None else None
     if token is not None and not (token.isascii() and token.isprintable() and " " not in token):
         raise HttpConfigError(
             f"{TOKEN_ENV} must be printable ASCII without spaces (it travels in an HTTP header)"
@@ -312,14 +319,49 @@ def serve_http(server: MCPServer, config: HttpConfig) -> None:
             http=guarded_protocol(Connections(connection_limit(), config.timeout_s)),
         )
     )
-    where = f"http://{_host_port(config.host, config.port)}{MCP_PATH}"
+    # Bound here, before the announcement, and handed to uvicorn: "serving" is said only of
+    # a port this process holds (no other can take it between a check and the bind).
+    address = _host_port(config.host, config.port)
+    try:
+        sockets = listening_sockets(config.host, config.port)
+    except OSError as e:
+        print(f"memo-mcp: {listen_failed_text(address, e)}", file=sys.stderr)
+        raise SystemExit(1) from None
     auth = "bearer token required" if config.token else "no token"
-    print(f"memo-mcp: serving MCP at {where} ({auth}); health at {HEALTH_PATH}", file=sys.stderr)
+    print(
+        f"memo-mcp: serving MCP at http://{address}{MCP_PATH} ({auth}); health at {HEALTH_PATH}",
+        file=sys.stderr,
+    )
 
     async def serve() -> None:
         asyncio.get_running_loop().set_exception_handler(QuietAccepts())
-        await uv.serve()
+        await uv.serve(sockets=sockets)
 
-    anyio.run(serve)
+    try:
+        anyio.run(serve)
+    finally:
+        for sock in sockets:  # uvicorn closes them when it stops, not when its start fails
+            sock.close()
     if not uv.started:
-        raise SystemExit(1)  # uvicorn said why (e.g. the port is taken)
+        raise SystemExit(1)  # uvicorn said why (the app's start failed)
+
+
+def listening_sockets(host: str, port: int) -> list[socket.socket]:
+    """Sockets bound to `host`:`port` as asyncio's `create_server` binds them (one per
+    address the name resolves to, IPv6 ones IPv6 only); OSError when one cannot be bound."""
+    infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    sockets: list[socket.socket] = []
+    try:
+        for family, kind, proto, _, addr in dict.fromkeys(infos):
+            sock = socket.socket(family, kind, proto)
+            sockets.append(sock)
+            if os.name == "posix" and sys.platform != "cygwin":
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind(addr)
+    except OSError:
+        for sock in sockets:
+            sock.close()
+        raise
+    return sockets

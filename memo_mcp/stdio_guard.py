@@ -14,6 +14,9 @@ which JSON can spell but UTF-8 cannot encode) would make the answer unwritable, 
 writer dies on it, taking the server with it; such a request is refused (-32600, id null).
 `SendableWrites` is the last guard on the way out: a message that cannot be encoded as it
 is (a string that is not text) goes out with its strings escaped, never killing the writer.
+
+`check_body` judges a POST body of `memo-mcp --http` the same way, so both transports answer
+a malformed message alike (http_routing).
 """
 
 from __future__ import annotations
@@ -48,15 +51,30 @@ Problem = tuple[str, JSONRPCError | None]  # what is wrong (for stderr), the ans
 
 
 def check_line(line: str) -> Problem | None:
-    """None when the SDK can take `line` as it is; else why not, and what to answer."""
+    """None when the SDK can take `line` as it is; else why not, and what to answer
+    (nothing to a blank line, nor to a malformed response: a peer that answered the error
+    could start an endless exchange of errors)."""
     if not line.strip():
         return "blank line", None
+    return _check(line, answer_responses=False)
+
+
+def check_body(body: str) -> JSONRPCError | None:
+    """The answer to an HTTP POST body that is not one message the SDK can take, as
+    `check_line` answers the line (None: the SDK can take it). Here every such body is
+    answered, in its HTTP response: a blank one is not JSON, a malformed response is an
+    invalid request (else the SDK answers with a dump of its validation errors)."""
+    problem = _check(body, answer_responses=True)
+    return None if problem is None else problem[1]
+
+
+def _check(text: str, answer_responses: bool) -> Problem | None:
     try:
-        message = jsonrpc_message_adapter.validate_json(line, by_name=False)
+        message = jsonrpc_message_adapter.validate_json(text, by_name=False)
     except ValidationError as e:
-        return _invalid(line, e)
+        return _invalid(text, e, answer_responses)
     if isinstance(message, JSONRPCNotification):
-        obj = _loads(line)
+        obj = _loads(text)
         if isinstance(obj, dict) and "id" in obj:  # the SDK dropped an id it cannot use
             return _bad_id(obj["id"])
     return None
@@ -81,10 +99,11 @@ def _usable_id(rid: object) -> bool:
     return isinstance(rid, int) and not isinstance(rid, bool)
 
 
-def _invalid(line: str, err: ValidationError) -> Problem:
+def _invalid(line: str, err: ValidationError, answer_responses: bool) -> Problem:
     errors = err.errors()
     obj = _loads(line)
-    if isinstance(obj, dict) and "method" not in obj and ("result" in obj or "error" in obj):
+    response = isinstance(obj, dict) and "method" not in obj and ("result" in obj or "error" in obj)
+    if response and not answer_responses:
         return "a malformed response (not answered)", None
     rid = obj.get("id") if isinstance(obj, dict) else None
     if isinstance(obj, dict) and "method" in obj and "id" in obj and not _usable_id(rid):
@@ -97,12 +116,15 @@ def _invalid(line: str, err: ValidationError) -> Problem:
         detail = unreadable[0] if unreadable else "Invalid JSON"
         return detail, _error(rid, PARSE_ERROR, "Parse error", detail)
     if isinstance(obj, list):
-        detail = "a batch (JSON array): send one message per line"
+        detail = "a batch (JSON array): send one message at a time"
         return detail, _error(None, INVALID_REQUEST, "Invalid Request", detail)
     if not isinstance(obj, dict):
         detail = f"not a JSON-RPC object (got {type(obj).__name__})"
         return detail, _error(None, INVALID_REQUEST, "Invalid Request", detail)
-    kind = "JSONRPCRequest" if "id" in obj else "JSONRPCNotification"
+    if response:  # its id is not a request's: the error goes back with id null
+        kind, rid = ("JSONRPCResponse" if "result" in obj else "JSONRPCError"), None
+    else:
+        kind = "JSONRPCRequest" if "id" in obj else "JSONRPCNotification"
     problems = [e for e in errors if e["loc"][:1] == (kind,)] or errors
     detail = "; ".join(
         f"{'.'.join(str(p) for p in e['loc'][1:]) or 'message'}: {e['msg']}" for e in problems[:3]
