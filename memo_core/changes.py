@@ -6,6 +6,9 @@ One collection's fingerprint is its index's (index/history.py). Under a path tha
 collection that appeared is all added, and one renamed or moved under the path is its old
 notes removed and its new ones added (its index still knows the old fingerprint); a part
 whose collection went, and that no collection here knows, makes the answer every note.
+Parts that name no folder (from before they did, or `status`'s joined by a client) are
+matched to the collections in path order by what each index knows, so a collection that
+appeared since is all added there too.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ def changes_since(
 ) -> ChangeReport:
     """The delta since `since` when every part of it is accounted for, else every note."""
     where = [_where(base, c) for c in collections]
-    old = _old(since, where) if since is not None else None
+    old = _old(since, collections, where) if since is not None else None
     # What each collection's index is asked about: its own part, or (new here) the parts
     # of folders that went, one of which it may have been.
     gone = [fp for f, fp in (old or {}).items() if f not in where]
@@ -60,18 +63,38 @@ def changes_since(
     return ChangeReport("full", since, fingerprint, files=files, reason=reason, notices=notices)
 
 
-def _old(since: str, where: list[str | None]) -> dict[str | None, str] | None:
+def _old(
+    since: str, collections: list[Collection], where: list[str | None]
+) -> dict[str | None, str] | None:
     """Each folder's fingerprint in `since` (None: not a fingerprint that can be used)."""
     parts = [_parse(p) for p in since.split(".")]
     known = [p for p in parts if p is not None]
     if len(known) != len(parts):
         return None
-    if all(folder is None for _, folder in known):  # one for one, in path order
-        if len(known) != len(where):
-            return None
-        return {w: fp for w, (fp, _) in zip(where, known, strict=True)}
+    if all(folder is None for _, folder in known):
+        return _aligned(collections, where, [fp for fp, _ in known])
     old = {folder: fp for fp, folder in known}
     return old if len(old) == len(known) else None
+
+
+def _aligned(
+    collections: list[Collection], where: list[str | None], parts: list[str]
+) -> dict[str | None, str] | None:
+    """Parts that name no folder (a fingerprint from before parts named theirs, or the
+    collections' own from `status`, joined) are theirs in path order: each is the next
+    collection's whose index knows it, and a collection that knows none came since (all
+    added). None when a part is left over (its collection went, or its history expired)."""
+    old: dict[str | None, str] = {}
+    for c, w in zip(collections, where, strict=True):
+        if len(old) < len(parts) and _knows(c, parts[len(old)]):
+            old[w] = parts[len(old)]
+    return old if len(old) == len(parts) else None
+
+
+def _knows(c: Collection, fingerprint: str) -> bool:
+    """Whether `c`'s index can answer what changed since `fingerprint`."""
+    with c.snapshot() as s:
+        return fingerprint == EMPTY_FINGERPRINT if s is None else s.history.knows(fingerprint)
 
 
 def _delta(

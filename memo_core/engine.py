@@ -357,7 +357,8 @@ class Engine:
 
         Several collections: the fingerprint is theirs, each with its folder, joined by "."
         in path order; a collection renamed or moved under `path` is its old notes removed
-        and its new ones added (`changes`)."""
+        and its new ones added, one that appeared all added, also since parts that name no
+        folder (`changes`)."""
         collections = self.collections(path)
         notices = self._refreshed(collections, None, progress) if refresh else []
         return changes_since(resolve_path(path), collections, since, notices)

@@ -252,12 +252,9 @@ def format_update(path: str, stats: RefreshStats, seconds: float) -> str:
     )
 
 
-MAX_CHANGE_LINES = 50  # files listed in a change report's text; the rest counted
-
-
 def format_changes(report: ChangeReport) -> str:
     """A change report for a reader: counts, then `+ path`, `~ path`, `- path` (a delta) or
-    the paths (a full listing), at most MAX_CHANGE_LINES of them."""
+    the paths (a full listing), every one of them: the answer is the whole list."""
     since = shown(report.since or "")  # a client's words, echoed
     if report.mode == "delta":
         head = (
@@ -275,8 +272,6 @@ def format_changes(report: ChangeReport) -> str:
         )
         head = f"{why}: {len(report.files)}"
         lines = [shown(p) for p in report.files]
-    if len(lines) > MAX_CHANGE_LINES:
-        lines = lines[:MAX_CHANGE_LINES] + [f"… и ещё {len(lines) - MAX_CHANGE_LINES}"]
     notices = [f"({notice_text(n)})" for n in report.notices]
     return "\n".join([*notices, f"{head}; отпечаток сейчас {report.fingerprint}", *lines]) + "\n"
 

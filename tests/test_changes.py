@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -213,8 +215,10 @@ def test_several_collections_combine(engine: Engine, tmp_path: Path) -> None:
     delta = engine.changes(top, full.fingerprint)
     assert delta.mode == "delta"
     assert delta.added == [str(home / "h2.md")] and delta.changed == [str(work / "w.md")]
-    # One collection's part alone does not name the whole path's content.
-    assert engine.changes(top, parts[0]).reason == "unknown_fingerprint"
+    # One collection's part alone is what a client knew when the path held only it: that
+    # collection's delta, the other's notes all added.
+    alone = engine.changes(top, parts[0])
+    assert (alone.mode, alone.added) == ("delta", [str(home / "h2.md"), str(work / "w.md")])
     # A new collection: all of it added.
     write_notes(top / "new", {"n.md": "# N\n\nn\n"})
     grown = engine.changes(top, delta.fingerprint)
@@ -222,6 +226,35 @@ def test_several_collections_combine(engine: Engine, tmp_path: Path) -> None:
     # One that went: no index here knows what it held.
     shutil.rmtree(top / "new")
     assert engine.changes(top, grown.fingerprint).reason == "unknown_fingerprint"
+
+
+@pytest.mark.parametrize("joined", ["bare", "status"])
+def test_a_fingerprint_without_folders_survives_a_new_collection(
+    engine: Engine, tmp_path: Path, joined: str
+) -> None:
+    """Parts that name no folder (a joined fingerprint from before parts named theirs, or
+    the collections' own from `status`, joined by a client) are matched to the collections
+    by what each index knows: a collection added since, before, between or after them, is
+    all added and the others answer with their delta (issue 23: it was every note)."""
+    top = tmp_path / "top"
+    home = write_notes(top / "home", {"h.md": "# H\n\nhome\n"})
+    work = write_notes(top / "work", {"w.md": "# W\n\nwork\n"})
+    if joined == "bare":
+        since = ".".join(part.split("@")[0] for part in engine.changes(top).fingerprint.split("."))
+    else:
+        engine.refresh(top, embed=False)  # status reads the indexes as they are
+        since = ".".join(s.fingerprint for s in engine.status(top))
+    edit(work / "w.md", "# W\n\nwork, edited\n")
+    for name in ("aa", "job", "zz"):  # sorted before, between and after the two
+        write_notes(top / name, {"n.md": f"# {name}\n\nnew\n"})
+    report = engine.changes(top, since)
+    assert report.mode == "delta"
+    assert report.added == [str(top / name / "n.md") for name in ("aa", "job", "zz")]
+    assert (report.changed, report.removed) == ([str(work / "w.md")], [])
+    assert engine.changes(top, report.fingerprint).added == []  # the new format from here on
+    # A part that no collection here knows (its collection went) still gets every note.
+    shutil.rmtree(home)
+    assert engine.changes(top, since).reason == "unknown_fingerprint"
 
 
 def test_a_collection_renamed_under_the_path_is_removed_and_added(
@@ -301,12 +334,14 @@ def test_an_index_from_before_the_history_gets_one(tmp_path: Path, engine: Engin
         assert rel(again.changes(notes, now), notes)["changed"] == ["a.md"]
 
 
-def test_the_text_counts_then_lists_and_caps(engine: Engine, tmp_path: Path) -> None:
+def test_the_text_counts_then_lists_every_path(engine: Engine, tmp_path: Path) -> None:
     notes = write_notes(tmp_path / "many", {f"n{i:02}.md": f"# N{i}\n\nn\n" for i in range(60)})
     first = engine.changes(notes)
     text = format_changes(first)
-    assert text.splitlines()[0] == f"все заметки: 60; отпечаток сейчас {first.fingerprint}"
-    assert text.splitlines()[-1] == "… и ещё 10"
+    assert text.splitlines() == [
+        f"все заметки: 60; отпечаток сейчас {first.fingerprint}",
+        *(str(notes / f"n{i:02}.md") for i in range(60)),
+    ]
     (notes / "n00.md").unlink()
     edit(notes / "n01.md", "# changed\n")
     edit(notes / "z.md", "# new\n")
@@ -338,6 +373,35 @@ def test_cli_json_gives_the_same_answers(notes: Path, capsys: pytest.CaptureFixt
     }
     assert main(["changes", str(notes), "--since", full["to"]]) == 0
     assert capsys.readouterr().out.startswith(f"изменения с {full['to']}: добавлено 0, изменено 1")
+
+
+def test_the_cli_text_lists_every_note(tmp_path: Path) -> None:
+    """The README says the answer is every note: `memo changes` printed 50 paths and
+    `… и ещё N` (issue 23)."""
+    names = [f"n{i:03}.md" for i in range(120)]
+    notes = write_notes(tmp_path / "many", {n: f"# {n}\n\nn\n" for n in names})
+    run = subprocess.run(
+        [sys.executable, "-m", "memo_cli.main", "changes", str(notes)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    head, *paths = run.stdout.splitlines()
+    assert head.startswith("все заметки: 120; отпечаток сейчас ")
+    assert paths == [str(notes / n) for n in names]
+    edits = names[:70]
+    for n in edits:
+        edit(notes / n, f"# {n}\n\nedited\n")
+    since = head.rsplit(" ", 1)[1]
+    run = subprocess.run(
+        [sys.executable, "-m", "memo_cli.main", "changes", str(notes), "--since", since],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    head, *paths = run.stdout.splitlines()
+    assert head.startswith(f"изменения с {since}: добавлено 0, изменено 70, удалено 0;")
+    assert paths == [f"~ {notes / n}" for n in edits]
 
 
 def test_memo_mcp_answers_with_text_and_structured_content(tmp_path: Path) -> None:

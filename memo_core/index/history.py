@@ -178,20 +178,29 @@ class History:
         sql = f"SELECT path FROM files WHERE {CONTENT} IS NOT NULL"
         return sorted(from_stored(p) for (p,) in self._db.execute(sql))
 
+    def knows(self, fingerprint: str) -> bool:
+        """Whether `delta_since(fingerprint)` has an answer, without working it out."""
+        return fingerprint == self.fingerprint() or self._latest(fingerprint) is not None
+
+    def _latest(self, fingerprint: str) -> int | None:
+        """The latest version kept whose content had `fingerprint`."""
+        row = self._db.execute(
+            "SELECT max(version) FROM history WHERE fingerprint = ?", (fingerprint,)
+        ).fetchone()
+        return None if row is None else row[0]
+
     def delta_since(self, fingerprint: str) -> Delta | None:
         """What changed since the content had `fingerprint` (its latest such version);
         None when that fingerprint is unknown here or no longer kept."""
         if fingerprint == self.fingerprint():
             return Delta([], [], [])
-        row = self._db.execute(
-            "SELECT max(version) FROM history WHERE fingerprint = ?", (fingerprint,)
-        ).fetchone()
-        if row is None or row[0] is None:
+        version = self._latest(fingerprint)
+        if version is None:
             return None
         then: dict[str, str | None] = {}  # each path's content at that version
         for path, old in self._db.execute(
             "SELECT path, old_hash FROM file_log WHERE version > ? ORDER BY version, rowid",
-            (row[0],),
+            (version,),
         ):
             then.setdefault(path, old)
         added, changed, removed = [], [], []
