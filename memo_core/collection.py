@@ -15,6 +15,7 @@ import time
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
+from functools import partial
 from pathlib import Path
 
 import apsw
@@ -31,6 +32,7 @@ from memo_core.errors import (
 from memo_core.files.feed import Freshness, Inotify
 from memo_core.files.fsafe import Folder, open_collection, out_of_files, too_many_files
 from memo_core.files.scope import Scope
+from memo_core.files.walker import FileStat, scan
 from memo_core.index.dbfiles import LOCK_FILE
 from memo_core.index.directory import check_held
 from memo_core.index.filelock import FileLock
@@ -46,7 +48,7 @@ from memo_core.search.vectors import VectorCache
 from memo_core.search.wordscore import word_candidates
 from memo_core.text.excerpt import excerpt
 from memo_core.tuning import Tuning
-from memo_core.values import ModeName, Notice, NoticeKind
+from memo_core.values import FileNote, ModeName, Notice, NoticeKind
 
 # How long closing waits for a refresh to stop after its batch under way: a batch stuck in
 # the model or the kernel must not hang a process's exit (it closes the index when it ends).
@@ -283,21 +285,35 @@ class Collection:
         memory, so a status after a killed `memo index` leaves its WAL as it was (a folder
         never indexed reads as empty)."""
         with self._sqlite_errors(), open_collection(self.root) as root:
-            return Store.look(self.db_path, self._status_of, root)
+            # The folder first, then the index: a note indexed meanwhile (by a refresh in
+            # another process) is then not counted as still to come.
+            on_disk = scan(root).files
+            return Store.look(self.db_path, partial(self._status_of, on_disk), root)
 
-    def _status_of(self, s: Store | None) -> CollectionStatus:
+    def _status_of(self, on_disk: dict[str, FileStat], s: Store | None) -> CollectionStatus:
         files, chunks, skipped = s.counts() if s else (0, 0, 0)
+        notes = s.notes() if s else []
+        # An empty note is a note (`changes` reports it): counted among the files, as empty.
+        empty = sum(note is FileNote.EMPTY for _, note in notes)
+        known = s.file_stats() if s else {}
+        # A note unreadable last time is kept with mtime -1, to be retried by every refresh:
+        # it is skipped (and said so), not still to come.
+        pending = sum(
+            known.get(rel) != st and known.get(rel, (0, 0))[0] != -1 for rel, st in on_disk.items()
+        )
         unreadable, ignored = s.walk_facts() if s else ([], 0)
         updated = s.get_meta("updated_at") if s else None
         return CollectionStatus(
             root=str(self.root),
-            files=files,
+            files=files + empty,
             chunks=chunks,
-            skipped=skipped,
+            skipped=skipped - empty,
+            empty=empty,
+            pending=pending,
             updated_at=float(updated) if updated else None,
             model=s.get_meta("vec_model") if s else None,
             chunks_without_vectors=s.count_without_vectors() if s else 0,
-            notes=s.notes() if s else [],
+            notes=notes,
             index_path=str(self.db_path),
             location_note=self.location_note,
             fingerprint=s.history.fingerprint() if s else EMPTY_FINGERPRINT,

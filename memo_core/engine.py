@@ -389,7 +389,8 @@ class Engine:
         return total
 
     def status(self, path: UserPath) -> list[CollectionStatus]:
-        """What each collection's index holds; reads only, creates nothing."""
+        """What each collection's index holds, and how many notes on disk it does not hold
+        as they are yet (`pending`: a walk of the folder); reads only, creates nothing."""
         return [c.status() for c in self.collections(path)]
 
     def reindex(self, path: UserPath, progress: ProgressFn | None = None) -> int:

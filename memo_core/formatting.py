@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # annotations only: formatting stays light to import (memo-mc
 
 NO_HITS = "ничего не найдено"
 FILE_NOTE_TEXTS = {
-    FileNote.EMPTY: "skipped: empty",
+    FileNote.EMPTY: "empty: nothing to search",
     FileNote.BINARY: "skipped: binary data",
     FileNote.UNREADABLE: "skipped: unreadable",
     FileNote.SPECIAL: "skipped: not a regular file",
@@ -209,6 +209,10 @@ def format_status(statuses: Sequence[CollectionStatus]) -> str:
     for s in statuses:
         line = f"{shown(s.root)}: файлов {s.files}, чанков {s.chunks}, "
         line += f"индекс {iso_time(s.updated_at)}"
+        if s.pending:  # the index is not complete: say how much is still to come
+            line += f", ещё не проиндексировано {s.pending}"
+        if s.empty:
+            line += f", пустых {s.empty}"
         if s.skipped:
             line += f", пропущено файлов {s.skipped}"
         if s.chunks_without_vectors:

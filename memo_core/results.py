@@ -86,9 +86,14 @@ class ChangeReport:
 @dataclass(frozen=True, slots=True)
 class CollectionStatus:
     root: str
-    files: int
+    files: int  # notes the index holds, empty ones too (an empty note is a note)
     chunks: int
-    skipped: int
+    skipped: int  # files named like notes and not indexed: binary, unreadable, not regular
+    empty: int  # of `files`, notes with no text: nothing to search, still notes
+    # Notes on disk whose content as it is now the index does not hold yet (new, or changed
+    # since): a refresh under way here or in another process, one stopped half way, or
+    # edits since the last. Counted by a walk when the status is read.
+    pending: int
     updated_at: float | None  # unix time of the last index change; None: never indexed
     model: str | None  # which model made the vectors
     chunks_without_vectors: int

@@ -120,6 +120,8 @@ def collection_entry(engines: LazyEngine, root: Path) -> dict[str, Any]:
             "files": s.files,
             "chunks": s.chunks,
             "skipped": s.skipped,
+            "empty": s.empty,
+            "pending": s.pending,
             "chunks_without_vectors": s.chunks_without_vectors,
             "model": s.model,
             "updated_at": _time(s.updated_at),

@@ -78,11 +78,12 @@ def test_a_schema_1_index_is_migrated_then_rebuilt(tmp_path: Path) -> None:
     )
     db.close()
     with words_only() as e:
-        assert e.status(notes)[0].files == 1  # read as it is: nothing written by status
+        st = e.status(notes)[0]  # read as it is: nothing written by status
+        assert (st.files, st.empty, st.skipped) == (2, 1, 0)  # an empty note is a note
         [n] = e.refresh(notes, embed=False).notices
         assert n.kind is NoticeKind.REBUILT
         st = e.status(notes)[0]
-        assert (st.files, st.skipped) == (1, 1)
+        assert (st.files, st.empty, st.skipped) == (2, 1, 0)
         assert e.search(notes, "cat", mode="lex")[0].relpath == "a.md"
     db = apsw.Connection(str(notes / ".memo" / "index.db"))
     assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION

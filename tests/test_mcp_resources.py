@@ -89,6 +89,7 @@ async def test_collections_lists_indexed_collections_under_the_roots(
     assert [e["path"] for e in got["collections"]] == [str(a), str(b)]
     entry = got["collections"][0]
     assert (entry["files"], entry["skipped"], entry["model"]) == (2, 0, None)
+    assert (entry["empty"], entry["pending"]) == (0, 0)  # no empty note, nothing to come
     assert entry["chunks"] >= 5 and entry["chunks_without_vectors"] == entry["chunks"]
     assert re.fullmatch(r"[0-9a-f]{24}", entry["fingerprint"])
     assert ISO.match(entry["updated_at"]) and ISO.match(entry["refreshed_at"])
