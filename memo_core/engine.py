@@ -21,7 +21,7 @@ from memo_core.changes import changes_since
 from memo_core.collection import CLOSE_WAIT_S, Collection
 from memo_core.errors import InvalidArgumentError, ModelUnavailableError
 from memo_core.files.confine import check_inside, real_path
-from memo_core.files.discovery import discover, resolve_path
+from memo_core.files.discovery import discover, resolve_path, within_reach
 from memo_core.files.feed import Inotify
 from memo_core.files.fsafe import require_supported
 from memo_core.files.notes import (
@@ -39,6 +39,7 @@ from memo_core.files.walker import is_within
 from memo_core.formatting import paged
 from memo_core.index.indexer import ProgressFn, RefreshStats
 from memo_core.index.jobs import wait_within
+from memo_core.index.location import choose
 from memo_core.model.embedder import Embedder
 from memo_core.model.loading import ModelSource
 from memo_core.results import ChangeReport, CollectionStatus, Hit, SearchResults
@@ -143,7 +144,22 @@ class Engine:
     # -- collections ----------------------------------------------------------------------
 
     def collections(self, path: UserPath) -> list[Collection]:
-        """The collections discovery finds under `path` now, one object per folder."""
+        """The collections discovery finds under `path` now, one object per folder: each
+        gets an index at its first refresh (calls the user aimed there: index, reindex)."""
+        base, roots = self._discovered(path)
+        return self._held(base, roots)
+
+    def _reachable(self, path: UserPath) -> tuple[list[Collection], list[Notice]]:
+        """The collections a read-only call (search, changes) works on under `path`: all,
+        unless that would index more than a few folders the user never named (a broad path:
+        `discovery.within_reach`); then those with an index, and a notice naming the rest."""
+        base, roots = self._discovered(path)
+        roots, left = within_reach(base, roots, _indexed)
+        return self._held(base, roots), [left] if left else []
+
+    def _discovered(self, path: UserPath) -> tuple[Path, list[Path]]:
+        """The resolved `path` and the collection roots discovery finds there, all inside
+        the roots this engine may work in."""
         # First what earlier calls left open beyond the budget: released before discovery,
         # which itself needs descriptors (so a call after running out of them works).
         with self._lock:
@@ -154,6 +170,10 @@ class Engine:
         roots = discover(base)
         for root in roots:  # each as it really is now, not as it was when discovered
             check_inside(Path(real_path(root)), self.roots, root)
+        return base, roots
+
+    def _held(self, base: Path, roots: list[Path]) -> list[Collection]:
+        """This engine's one object for each of `roots` (found under `base`)."""
         with self._lock:
             now = time.monotonic()
             for root in roots:
@@ -247,9 +267,8 @@ class Engine:
         budget = _page_checked(offset, max_chars)
         if scope is not None and not isinstance(scope, Scope):
             raise InvalidArgumentError("search.scope_type", got=scope)
-        collections = self.collections(path)
+        collections, notices = self._reachable(path)
         below = _below(resolve_path(path), collections) if scope else {}
-        notices: list[Notice] = []
         embedder: Embedder | None = None
         if mode != "lex":
             try:
@@ -359,8 +378,9 @@ class Engine:
         in path order; a collection renamed or moved under `path` is its old notes removed
         and its new ones added, one that appeared all added, also since parts that name no
         folder (`changes`)."""
-        collections = self.collections(path)
-        notices = self._refreshed(collections, None, progress) if refresh else []
+        collections, notices = self._reachable(path)
+        if refresh:
+            notices += self._refreshed(collections, None, progress)
         return changes_since(resolve_path(path), collections, since, notices)
 
     def refresh(
@@ -444,6 +464,11 @@ class Engine:
         base = resolve_path(folder)
         check_inside(base, self.roots, folder)
         return note_paths(base, self.roots)
+
+
+def _indexed(root: Path) -> bool:
+    """Whether the collection at `root` has an index (where `location.choose` finds it)."""
+    return choose(root)[0].is_file()
 
 
 def _one_activity_line(notices: list[Notice]) -> list[Notice]:

@@ -46,7 +46,17 @@ _NOTICE_TEXTS = {
 def notice_text(n: Notice) -> str:
     where = f"{shown(n.collection)}: " if n.collection else ""
     if n.kind is NoticeKind.INDEXING:
-        return f"{where}индексация: {n.done} из {n.total} файлов; ответ по уже проиндексированным"
+        # Files not yet counted (a refresh waiting its turn, or still walking): no "0 of 0".
+        done = f"{n.done} из {n.total} файлов" if n.total else "файлы ещё считаются"
+        return f"{where}индексация: {done}; ответ по уже проиндексированным"
+    if n.kind is NoticeKind.NOT_INDEXED:
+        more = n.total - len(n.folders)
+        named = ", ".join(map(shown, n.folders)) + (f" и ещё {more}" if more > 0 else "")
+        return (
+            f"{where}пропущено папок с заметками без индекса: {n.total} ({named}); memo сам "
+            f"не создаёт столько индексов: ищите в одной из них или проиндексируйте все: "
+            f"`{n.detail}`"
+        )
     if n.kind is NoticeKind.EMBEDDING:
         return (
             f"{where}векторы: {n.done} из {n.total} фрагментов; "
@@ -225,7 +235,7 @@ def format_status(statuses: Sequence[CollectionStatus]) -> str:
             n = s.indexing
             what = "индексация" if n.kind is NoticeKind.INDEXING else "расчёт векторов"
             unit = "файлов" if n.kind is NoticeKind.INDEXING else "фрагментов"
-            line += f", идёт {what}: {n.done} из {n.total} {unit}"
+            line += f", идёт {what}" + (f": {n.done} из {n.total} {unit}" if n.total else "")
         if s.refresh_error is not None:
             line += f", обновление не удалось ({shown(s.refresh_error)})"
         line += f", отпечаток {s.fingerprint}, проверено {iso_time(s.refreshed_at)}"

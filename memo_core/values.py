@@ -64,6 +64,9 @@ class NoticeKind(str, Enum):
     INDEXING = "indexing"  # still indexing (done / total files): answered from what is in
     EMBEDDING = "embedding"  # words are in, vectors still coming (done / total chunks)
     REFRESH_FAILED = "refresh_failed"  # detail: why a background refresh failed; said once
+    # Folders of notes without an index that a broad path left alone (the first `folders`
+    # of `total`); collection: the path; detail: the command that indexes them.
+    NOT_INDEXED = "not_indexed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +76,7 @@ class Notice:
     detail: str = ""
     done: int = 0  # how far work under way got, of `total`
     total: int = 0
+    folders: tuple[str, ...] = ()  # the folders it names, relative to `collection`
 
 
 # How long a search waits for its refresh before answering from what is committed (the

@@ -4,6 +4,7 @@ folders not used for a while give their descriptors back."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -39,6 +40,13 @@ def test_more_folders_than_descriptors(tmp_path: Path) -> None:
     parent = tmp_path / "many"
     for i in range(120):
         write_notes(parent / f"c{i}", {"n.md": f"# N\n\nalpha alpha{i}\n"})
+    # Indexed first (a search makes no index in 120 folders nobody named), so the search
+    # opens and refreshes each one's index: c0 by memo, its index copied to the others (each
+    # refresh then updates it to its own note; building 120 one by one takes seconds).
+    with Engine(models=ModelSource(enabled=False)) as e:
+        e.refresh(parent / "c0", embed=False)
+    for i in range(1, 120):
+        shutil.copytree(parent / "c0" / ".memo", parent / f"c{i}" / ".memo")
     out = subprocess.run(
         [sys.executable, "-c", SCRIPT, str(parent), "96"],
         capture_output=True,

@@ -41,11 +41,12 @@ class SlowEmbedder(Embedder):
 async def test_collections_refreshed_side_by_side_report_the_real_total(
     tmp_path: Path, tiny_embedder: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Four collections, each 20 notes of 3 chunks, indexed in small batches at once: the
-    progress ends at their files and chunks together, and never goes past it."""
+    """Three collections (as many as a search indexes anew), each 20 notes of 3 chunks,
+    indexed in small batches at once: the progress ends at their files and chunks together,
+    and never goes past it."""
     monkeypatch.setattr(memo_server, "PROGRESS_INTERVAL_S", 0.0)  # every report is sent
     base = tmp_path / "all"
-    for c in range(4):
+    for c in range(3):
         write_notes(
             base / f"c{c}",
             {
@@ -54,7 +55,7 @@ async def test_collections_refreshed_side_by_side_report_the_real_total(
                 for i in range(20)
             },
         )
-    real_total = 4 * 20 + 4 * 20 * 3  # files indexed, then chunks embedded
+    real_total = 3 * 20 + 3 * 20 * 3  # files indexed, then chunks embedded
     engine = Engine(
         models=ModelSource(SlowEmbedder(tiny_embedder)),
         tuning=Tuning(batch_chunks=6),

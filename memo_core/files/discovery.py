@@ -3,16 +3,28 @@
 from __future__ import annotations
 
 import os
+import shlex
+from collections.abc import Callable
 from pathlib import Path
 
 from memo_core.errors import NoCollectionError, PathNotFoundError
 from memo_core.files.walker import has_notes, index_path, subfolders
+from memo_core.text.escapes import shown
+from memo_core.values import Notice, NoticeKind
 
 # SPEC: walk down from the given path at most this many levels looking for roots.
 DISCOVERY_DEPTH = 2
 # When nothing is found there, how much further memo looks, to say where notes are.
 NEAREST_MAX_DEPTH = 6
 NEAREST_MAX_FOLDERS = 5_000
+# A read-only call (search, changes) under a path that is not itself one collection makes at
+# most this many new indexes: a folder of a few collections (examples/, a test's siblings)
+# is searched as one, while a broad path (~, /tmp, where every git checkout's README.md
+# makes a collection) does not get an index in each folder of notes it holds (issue 23).
+# An explicit `memo index PATH` / `memo reindex PATH` makes them all.
+MAX_NEW_INDEXES = 3
+# How many of the folders left alone an answer names; the rest it counts.
+NAMED_FOLDERS = 5
 
 
 def resolve_path(path: str | os.PathLike[str]) -> Path:
@@ -67,6 +79,41 @@ def discover(base: Path) -> list[Path]:
             )
         raise NoCollectionError("path.no_notes", path=base, depth=DISCOVERY_DEPTH)
     return sorted(roots)
+
+
+def within_reach(
+    base: Path, roots: list[Path], indexed: Callable[[Path], bool]
+) -> tuple[list[Path], Notice | None]:
+    """The roots (discovered under `base`) that a read-only call works on, and the notice
+    naming those it leaves alone (None: none).
+
+    All of them when `base` is itself a collection, or when at most MAX_NEW_INDEXES lack an
+    index (`indexed` says which have one); else only those with one, the rest left alone:
+    memo does not make indexes in folders the user never named. NoCollectionError, naming
+    them and the command that indexes them, where that leaves nothing to search."""
+    if base in roots:
+        return roots, None
+    new = [r for r in roots if not indexed(r)]
+    if len(new) <= MAX_NEW_INDEXES:
+        return roots, None
+    names = ["/".join(r.relative_to(base).parts) for r in new]
+    named = tuple(names[:NAMED_FOLDERS])
+    if len(new) == len(roots):
+        more = f" and {len(names) - len(named)} more" if len(names) > len(named) else ""
+        raise NoCollectionError(
+            f"none of the {len(names)} folders of notes in {base} has an index "
+            f"({', '.join(shown(n) for n in named)}{more}), and memo makes at most "
+            f"{MAX_NEW_INDEXES} new ones by itself: search one of them, or index them all "
+            f"first with `{_index_command(base)}`"
+        )
+    kept = [r for r in roots if r not in new]
+    command = _index_command(base)
+    return kept, Notice(NoticeKind.NOT_INDEXED, str(base), command, folders=named, total=len(new))
+
+
+def _index_command(base: Path) -> str:
+    """The command that indexes every collection under `base`, as a shell takes it."""
+    return f"memo index {shlex.quote(shown(str(base)))}"
 
 
 def _nearest_notes(level: list[Path]) -> Path | None:
