@@ -74,7 +74,7 @@ from memo_core.values import (
 )
 
 if TYPE_CHECKING:
-    from memo_core.engine import Engine, UserPath
+    from memo_core.engine import Engine, UserPath, whole_number
     from memo_core.files.scope import Scope
     from memo_core.index.indexer import Progress, ProgressFn, RefreshStats
     from memo_core.model.embedder import Embedder
@@ -91,6 +91,7 @@ _LAZY = {
     "load_model_dir": "model.onnx_embedder",
     "Engine": "engine",
     "UserPath": "engine",
+    "whole_number": "engine",
     "install_named": "model.install",
     "is_installed": "model.install",
     "resolve_model_dir": "model.install",
@@ -198,4 +199,5 @@ __all__ = [
     "search_data",
     "settings",
     "shown",
+    "whole_number",
 ]

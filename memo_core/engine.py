@@ -496,13 +496,16 @@ def _below(base: Path, collections: list[Collection]) -> dict[Collection, str]:
 
 def _page_checked(offset: object, max_chars: object) -> int:
     """The answer's budget, once `offset` and `max_chars` are known to be good."""
-    _whole("offset", offset, 0, MAX_OFFSET)
-    return (
-        DEFAULT_MAX_CHARS if max_chars is None else _whole("max_chars", max_chars, *MAX_CHARS_RANGE)
-    )
+    whole_number("offset", offset, 0, MAX_OFFSET)
+    if max_chars is None:
+        return DEFAULT_MAX_CHARS
+    return whole_number("max_chars", max_chars, *MAX_CHARS_RANGE)
 
 
-def _whole(name: str, value: object, low: int, high: int) -> int:
+def whole_number(name: str, value: object, low: int, high: int) -> int:
+    """`value`, a whole number from `low` to `high`, or the InvalidArgumentError saying so:
+    the check of every numeric argument, the front ends' own too (memo watch's debounce),
+    so a value out of range is refused, never clamped."""
     if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
         raise InvalidArgumentError("search.whole_range", name=name, low=low, high=high, got=value)
     return value
@@ -511,11 +514,10 @@ def _whole(name: str, value: object, low: int, high: int) -> int:
 def _checked(query: object, k: object, mode: object) -> tuple[int, str]:
     if mode not in MODES:
         raise InvalidArgumentError("search.mode", mode=mode, modes=", ".join(MODES))
-    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-        raise InvalidArgumentError("search.whole_range", name="k", low=1, high=MAX_K, got=k)
+    k = whole_number("k", k, 1, MAX_K)  # as memo_search's schema: 1..MAX_K, no clamp
     if not isinstance(query, str) or not query.strip():
         raise InvalidArgumentError("search.empty_query")
     # Lone surrogates (bytes a terminal's argv could not decode, "\\udcff" in JSON) are
     # not text: each becomes U+FFFD, so the words and the model see valid text.
     query = query[:MAX_QUERY_CHARS].encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-    return min(k, MAX_K), query
+    return k, query
