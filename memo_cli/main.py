@@ -6,11 +6,15 @@ import argparse
 import dataclasses
 import json
 import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
+from types import FrameType
+from typing import NoReturn
 
 from memo_cli.progress import ProgressBar
-from memo_cli.watch import DEBOUNCE_MS, watch
+from memo_cli.watch import DEBOUNCE_MS, MAX_DEBOUNCE_MS, watch
 from memo_core import (
     AROUND_LINES,
     DEFAULT_K,
@@ -23,6 +27,7 @@ from memo_core import (
     MODELS,
     MODES,
     Engine,
+    InvalidArgumentError,
     MemoError,
     Scope,
     __version__,
@@ -87,13 +92,28 @@ def _index(engine: Engine, a: argparse.Namespace) -> None:
 
 
 def _watch(engine: Engine, a: argparse.Namespace) -> None:
+    """Ctrl-C interrupts it as any command (130); SIGTERM, a service manager's stop, ends it
+    as asked: `stopped`, exit status 0."""
+    stop = threading.Event()
+
     def report(line: str) -> None:
         print(line, flush=True)
 
+    def on_sigterm(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+        # Raised, so that whatever runs (a long refresh too) stops at once: a
+        # KeyboardInterrupt, which is what watchfiles makes of any handler's exception.
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, on_sigterm)
     try:
-        watch(engine, a.paths, report, debounce_ms=a.debounce)
+        watch(engine, a.paths, report, stop=stop, debounce_ms=a.debounce)
     except KeyboardInterrupt:
-        pass  # Ctrl-C is how a watch ends: not an error
+        if not stop.is_set():
+            raise  # Ctrl-C
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     print("stopped", flush=True)
 
 
@@ -171,6 +191,20 @@ def _model_info(_engine: Engine, a: argparse.Namespace) -> None:
 PATH_HELP = "a notes folder, or a folder of them"
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a value it cannot take (not a number, not one of the choices) is said in
+    one line; the usage, four lines for `search`, is shown where it helps: an argument
+    missing or unknown."""
+
+    def error(self, message: str) -> NoReturn:
+        # argparse calls this while it handles the ArgumentError naming the argument whose
+        # value it could not take; a missing or unknown argument is no such error.
+        bad = sys.exc_info()[1]
+        if isinstance(bad, argparse.ArgumentError) and bad.argument_name is not None:
+            self.exit(2, f"{self.prog}: error: {shown(message)}\n")
+        super().error(message)
+
+
 def _command(
     sub: argparse._SubParsersAction,
     name: str,
@@ -186,9 +220,7 @@ def _command(
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="memo", description="Search folders of Markdown notes (words + meaning)."
-    )
+    p = _Parser(prog="memo", description="Search folders of Markdown notes (words + meaning).")
     p.add_argument("--version", action="version", version=f"memo {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -251,7 +283,11 @@ def build_parser() -> argparse.ArgumentParser:
     wp = _command(sub, "watch", "re-index notes as they are saved (Ctrl-C stops)", _watch, None)
     wp.add_argument("paths", nargs="+", metavar="PATH", help="notes folders to watch")
     wp.add_argument(
-        "--debounce", type=int, default=DEBOUNCE_MS, help=f"ms to wait for quiet ({DEBOUNCE_MS})"
+        "--debounce",
+        type=int,
+        default=DEBOUNCE_MS,
+        metavar="MS",
+        help=f"ms to wait for quiet (0..{MAX_DEBOUNCE_MS}, default {DEBOUNCE_MS})",
     )
 
     st = _command(sub, "status", "files, chunks and last update of each collection", _status)
@@ -293,9 +329,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """0: done (also when nothing is found); 1: an error, said on stderr in one line;
-    2: a usage error (argparse's message); 130: interrupted."""
-    args = build_parser().parse_args(argv)
+    """0: done (also when nothing is found, or when the output's reader left: `| head -1`);
+    1: an error, said on stderr in one line; 2: a usage error (a bad value, said in one
+    line; a missing argument, with argparse's usage); 130: interrupted (Ctrl-C)."""
+    try:
+        try:
+            return _run(build_parser().parse_args(argv))
+        finally:
+            sys.stdout.flush()  # a reader gone shows here (after --help too), not at exit
+    except BrokenPipeError:
+        # Python's recipe: what is left to write goes nowhere, so the exit is quiet too.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        _say("interrupted")
+        return 130
+
+
+def _run(args: argparse.Namespace) -> int:
     # On a terminal a search waits for its index (with a progress bar); a script (--json,
     # a pipe) gets an answer within the refresh budget.
     interactive = not getattr(args, "json", False) and sys.stdout.isatty()
@@ -309,12 +360,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     try:
         args.func(engine, args)
+    except InvalidArgumentError as e:  # a value given on the command line: a usage error
+        _say(str(e))
+        return 2
     except MemoError as e:
         _say(str(e))
         return 1
-    except KeyboardInterrupt:
-        _say("interrupted")
-        return 130
     finally:
         engine.close()
     return 0

@@ -17,9 +17,11 @@ from memo_core import (
     relevant_change,
     resolve_path,
     shown,
+    whole_number,
 )
 
 DEBOUNCE_MS = 300
+MAX_DEBOUNCE_MS = 60_000  # a minute of quiet: beyond it a save would wait for no reason
 WAKE_MS = 500
 POLL_MS = 1000  # how often a watcher out of inotify watches looks for changes itself
 FEED_WALK_S = 60.0  # how often a feed-driven watch refreshes with no event (see feed)
@@ -36,11 +38,13 @@ def watch(
 ) -> None:
     """Refresh each watched folder when its notes change, and `report` one line per update.
 
-    Blocks until `stop` is set (or Ctrl-C, which returns quietly). The first refresh runs
-    before watching starts, so the index is current from the first line on; `ready` is set
-    once changes are being watched. Changes are judged by the walker's rules below each
-    watched folder (a folder that is itself hidden, like ~/.local/share/notes, is watched).
+    Blocks until `stop` is set; Ctrl-C raises KeyboardInterrupt, as anywhere. The first
+    refresh runs before watching starts, so the index is current from the first line on;
+    `ready` is set once changes are being watched. Changes are judged by the walker's rules
+    below each watched folder (a folder that is itself hidden, like ~/.local/share/notes,
+    is watched). InvalidArgumentError for a `debounce_ms` outside 0..MAX_DEBOUNCE_MS, first.
     """
+    whole_number("debounce", debounce_ms, 0, MAX_DEBOUNCE_MS)
     bases = [resolve_path(p) for p in paths]
     for base in bases:
         for n in engine.refresh(base).notices:
@@ -58,7 +62,7 @@ def watch(
                 watch_filter=lambda change, path: any(_relevant(b, change, path) for b in bases),
                 debounce=debounce_ms,
                 stop_event=stop,
-                raise_interrupt=False,
+                raise_interrupt=True,  # Ctrl-C for the caller, not watchfiles' English log line
                 # An empty set every so often: how `ready` learns the watcher is running.
                 yield_on_timeout=True,
                 rust_timeout=WAKE_MS,
@@ -92,18 +96,15 @@ def _follow_feed(
     last = time.monotonic()
     if ready is not None:
         ready.set()  # the feeds were started by the first refresh
-    try:
-        while not stop.is_set():
-            changed = engine.wait_for_change(WAKE_MS / 1000)
-            if not changed and time.monotonic() - last < FEED_WALK_S:
-                continue
-            if changed:
-                stop.wait(debounce_ms / 1000)  # a burst of saves: one refresh after it
-            last = time.monotonic()
-            for base in bases:
-                _update(engine, base, report)
-    except KeyboardInterrupt:
-        return
+    while not stop.is_set():
+        changed = engine.wait_for_change(WAKE_MS / 1000)
+        if not changed and time.monotonic() - last < FEED_WALK_S:
+            continue
+        if changed:
+            stop.wait(debounce_ms / 1000)  # a burst of saves: one refresh after it
+        last = time.monotonic()
+        for base in bases:
+            _update(engine, base, report)
 
 
 def _relevant(base: Path, change: watchfiles.Change, path: str) -> bool:

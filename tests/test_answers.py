@@ -334,7 +334,7 @@ def test_cli_pages_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert main([*argv, "--max-chars", "500"]) == 0
     out = capsys.readouterr().out
     assert len(out) <= 500 and "offset" in out.splitlines()[-1]
-    assert main([*argv, "--max-chars", "5"]) == 1
+    assert main([*argv, "--max-chars", "5"]) == 2  # a usage error
     assert "max_chars must be a whole number" in capsys.readouterr().err
 
 

@@ -375,8 +375,8 @@ def test_memo_read_escapes_what_a_terminal_would_obey(notes: Path, capsys) -> No
 @pytest.mark.parametrize(
     ("argv", "code", "message"),
     [
-        (["long.md", "--from", "5", "--to", "3"], 1, "memo: from 5 is after to 3"),
-        (["long.md", "--around", "0"], 1, "memo: around must be a line number"),
+        (["long.md", "--from", "5", "--to", "3"], 2, "memo: from 5 is after to 3"),
+        (["long.md", "--around", "0"], 2, "memo: around must be a line number"),
         (["nowhere.md"], 1, "memo: no such note: nowhere.md in "),
         (["../x.md"], 1, "memo: give the note's path relative to the collection"),
         (["long.md", "--from", "x"], 2, "argument --from: invalid int value: 'x'"),

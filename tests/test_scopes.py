@@ -254,6 +254,6 @@ def test_cli_scopes(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
 def test_cli_bad_scope_is_an_error_line(
     vault: Path, capsys: pytest.CaptureFixture[str], flags: list[str], says: str
 ) -> None:
-    assert main(["search", str(vault), "soup", "--mode", "lex", *flags]) == 1
+    assert main(["search", str(vault), "soup", "--mode", "lex", *flags]) == 2  # usage
     err = capsys.readouterr().err
     assert says in err and len(err.strip().splitlines()) == 1
