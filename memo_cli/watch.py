@@ -11,6 +11,7 @@ import watchfiles
 
 from memo_core import (
     Engine,
+    Lang,
     UserPath,
     format_update,
     notice_text,
@@ -35,6 +36,7 @@ def watch(
     stop: threading.Event | None = None,
     debounce_ms: int = DEBOUNCE_MS,
     ready: threading.Event | None = None,
+    lang: Lang = Lang.RU,
 ) -> None:
     """Refresh each watched folder when its notes change, and `report` one line per update.
 
@@ -48,11 +50,11 @@ def watch(
     bases = [resolve_path(p) for p in paths]
     for base in bases:
         for n in engine.refresh(base).notices:
-            report(notice_text(n))
+            report(notice_text(n, lang))
 
-    report("watching " + ", ".join(shown(str(b)) for b in bases) + " (Ctrl-C stops)")
+    report(lang.text("watch.watching", paths=", ".join(shown(str(b)) for b in bases)))
     if all(engine.reported(b) for b in bases):  # the engine's own feed: one watcher
-        _follow_feed(engine, bases, report, stop or threading.Event(), debounce_ms, ready)
+        _follow_feed(engine, bases, report, stop or threading.Event(), debounce_ms, ready, lang)
         return
     polling = False
     while True:
@@ -73,13 +75,13 @@ def watch(
                     ready.set()
                 for base in bases:
                     if any(_relevant(base, change, path) for change, path in changes):
-                        _update(engine, base, report)
+                        _update(engine, base, report, lang)
             return
         except OSError as e:  # no inotify instance or watch left (the user's limits)
             if polling:
                 raise
             polling = True
-            report(f"cannot be told of changes ({shown(str(e))}): looking every {POLL_MS} ms")
+            report(lang.text("watch.polling", reason=shown(lang.word(e)), ms=POLL_MS))
 
 
 def _follow_feed(
@@ -89,6 +91,7 @@ def _follow_feed(
     stop: threading.Event,
     debounce_ms: int,
     ready: threading.Event | None,
+    lang: Lang,
 ) -> None:
     """Refresh when the OS reports a change through the engine's feed (Linux): no second
     watcher on the same folders. A refresh looks only where the feed says; one runs every
@@ -104,19 +107,18 @@ def _follow_feed(
             stop.wait(debounce_ms / 1000)  # a burst of saves: one refresh after it
         last = time.monotonic()
         for base in bases:
-            _update(engine, base, report)
+            _update(engine, base, report, lang)
 
 
 def _relevant(base: Path, change: watchfiles.Change, path: str) -> bool:
     return relevant_change(base, path, deleted=change == watchfiles.Change.deleted)
 
 
-def _update(engine: Engine, base: Path, report: Callable[[str], None]) -> None:
+def _update(engine: Engine, base: Path, report: Callable[[str], None], lang: Lang) -> None:
     t0 = time.monotonic()
     stats = engine.refresh(base)
     for n in stats.notices:
-        report(notice_text(n))
+        report(notice_text(n, lang))
     if stats.changed_anything:
-        report(
-            f"{time.strftime('%H:%M:%S')}  {format_update(str(base), stats, time.monotonic() - t0)}"
-        )
+        line = format_update(str(base), stats, time.monotonic() - t0, lang)
+        report(f"{time.strftime('%H:%M:%S')}  {line}")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from memo_core import settings
 from memo_core._version import __version__
+from memo_core.catalogue import Lang, Message, user_language
 from memo_core.errors import (
     FolderChangedError,
     IndexBusyError,
@@ -39,8 +40,8 @@ from memo_core.files.discovery import resolve_path
 from memo_core.files.notes import AROUND_LINES, NOTE_LIMIT, NoteLines, NoteText
 from memo_core.files.walker import find_indexes, index_path, relevant_change
 from memo_core.formatting import (
+    WordedParser,
     changes_data,
-    empty_token_text,
     file_note_text,
     format_changes,
     format_hits,
@@ -138,12 +139,14 @@ __all__ = [
     "IndexLocationError",
     "IndexStoreError",
     "InvalidArgumentError",
+    "Lang",
     "MAX_CHARS_RANGE",
     "MAX_K",
     "MAX_OFFSET",
     "MODELS",
     "MODES",
     "MemoError",
+    "Message",
     "ModeName",
     "ModelInstallError",
     "ModelSource",
@@ -167,12 +170,12 @@ __all__ = [
     "Searcher",
     "Tuning",
     "UserPath",
+    "WordedParser",
     "__version__",
     "allowed_roots",
     "changes_data",
     "chosen_source",
     "confine",
-    "empty_token_text",
     "file_note_text",
     "find_indexes",
     "for_terminal",
@@ -199,5 +202,6 @@ __all__ = [
     "search_data",
     "settings",
     "shown",
+    "user_language",
     "whole_number",
 ]

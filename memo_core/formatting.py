@@ -1,18 +1,23 @@
 """The texts a user reads, shared by the CLI and the MCP tools (SPEC "Tool texts").
 
 The engine answers with data (hits, statuses, notices, file notes); every word a user sees
-is chosen here, once, for both front ends.
+is chosen here, once, for both front ends, from the catalogue, in the reader's language
+(`lang`: Russian unless a front end passes the one MEMO_LANG names).
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import errno
 import os
+import re
+import sys
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NoReturn
 
+from memo_core.catalogue import Lang
 from memo_core.results import SearchResults
 from memo_core.text.escapes import for_terminal, shown
 from memo_core.values import CUT, FileNote, Notice, NoticeKind
@@ -22,58 +27,54 @@ if TYPE_CHECKING:  # annotations only: formatting stays light to import (memo-mc
     from memo_core.index.indexer import RefreshStats
     from memo_core.results import ChangeReport, CollectionStatus, Hit
 
-NO_HITS = "ничего не найдено"
-FILE_NOTE_TEXTS = {
-    FileNote.EMPTY: "empty: nothing to search",
-    FileNote.BINARY: "skipped: binary data",
-    FileNote.UNREADABLE: "skipped: unreadable",
-    FileNote.SPECIAL: "skipped: not a regular file",
-    FileNote.CUT: "cut: indexed only in part",
+_FILE_NOTE_KEYS = {
+    FileNote.EMPTY: "filenote.empty",
+    FileNote.BINARY: "filenote.binary",
+    FileNote.UNREADABLE: "filenote.unreadable",
+    FileNote.SPECIAL: "filenote.special",
+    FileNote.CUT: "filenote.cut",
 }
-
-_NOTICE_TEXTS = {
-    NoticeKind.MODEL_UNAVAILABLE: "модель недоступна ({detail}); ответ только по словам",
-    NoticeKind.REBUILDING: "{where}индекс перестраивается; ответ по прежнему индексу",
-    NoticeKind.BUSY: "{where}индекс обновляется другим процессом; ответ по последнему снимку",
-    NoticeKind.OTHER_MODEL: "{where}векторы индекса от другой модели; там ответ по словам",
-    NoticeKind.UNREADABLE_FOLDER: "{where}папку {detail} не прочитать; её заметки оставлены "
-    "в индексе как были",
-    NoticeKind.REFRESH_FAILED: "{where}обновление индекса не удалось ({detail}); ответ по "
-    "последнему снимку",
+# Notices worded from their detail alone; the others count, or choose between two texts.
+_NOTICE_KEYS = {
+    NoticeKind.MODEL_UNAVAILABLE: "notice.model_unavailable",
+    NoticeKind.REBUILDING: "notice.rebuilding",
+    NoticeKind.BUSY: "notice.busy",
+    NoticeKind.OTHER_MODEL: "notice.other_model",
+    NoticeKind.UNREADABLE_FOLDER: "notice.unreadable_folder",
+    NoticeKind.REFRESH_FAILED: "notice.refresh_failed",
 }
 
 
-def notice_text(n: Notice) -> str:
+def notice_text(n: Notice, lang: Lang = Lang.RU) -> str:
     where = f"{shown(n.collection)}: " if n.collection else ""
+    detail = shown(lang.word(n.detail))  # a reason may be a Message: worded, then escaped
     if n.kind is NoticeKind.INDEXING:
         # Files not yet counted (a refresh waiting its turn, or still walking): no "0 of 0".
-        done = f"{n.done} из {n.total} файлов" if n.total else "файлы ещё считаются"
-        return f"{where}индексация: {done}; ответ по уже проиндексированным"
+        if not n.total:
+            return where + lang.text("notice.indexing_uncounted")
+        return where + lang.text("notice.indexing", done=n.done, total=n.total)
     if n.kind is NoticeKind.NOT_INDEXED:
-        more = n.total - len(n.folders)
-        named = ", ".join(map(shown, n.folders)) + (f" и ещё {more}" if more > 0 else "")
-        return (
-            f"{where}пропущено папок с заметками без индекса: {n.total} ({named}); memo сам "
-            f"не создаёт столько индексов: ищите в одной из них или проиндексируйте все: "
-            f"`{n.detail}`"
-        )
+        named = _listed(n.folders, n.total, lang)
+        return where + lang.text("notice.not_indexed", total=n.total, named=named, command=detail)
     if n.kind is NoticeKind.EMBEDDING:
-        return (
-            f"{where}векторы: {n.done} из {n.total} фрагментов; "
-            "поиск по смыслу пока по части заметок"
-        )
+        return where + lang.text("notice.embedding", done=n.done, total=n.total)
     if n.kind is NoticeKind.REBUILT:
-        why = (
-            f"изменились параметры ({shown(n.detail)})"
-            if n.detail
-            else "индекс от прежней версии memo"
-        )
-        return f"{where}индекс перестроен заново: {why}"
-    return _NOTICE_TEXTS[n.kind].format(where=where, detail=shown(n.detail))
+        if n.detail:
+            return where + lang.text("notice.rebuilt_settings", detail=detail)
+        return where + lang.text("notice.rebuilt_version")
+    return where + lang.text(_NOTICE_KEYS[n.kind], detail=detail)
 
 
-def file_note_text(note: FileNote, detail: str = "") -> str:
-    return FILE_NOTE_TEXTS[note] + (f" ({detail})" if detail else "")
+def _listed(names: Sequence[str], total: int, lang: Lang) -> str:
+    """`names`, and how many more of `total` there are."""
+    named = ", ".join(map(shown, names))
+    more = total - len(names)
+    return lang.text("list.and_more", named=named, more=more) if more > 0 else named
+
+
+def file_note_text(note: FileNote, detail: str = "", lang: Lang = Lang.RU) -> str:
+    text = lang.text(_FILE_NOTE_KEYS[note])
+    return f"{text} ({lang.word(detail)})" if detail else text
 
 
 def _shown_path(path: str, base: str | None) -> str:
@@ -84,7 +85,13 @@ def _shown_path(path: str, base: str | None) -> str:
     return path
 
 
-def format_hits(results: SearchResults, base: str | None = None, *, terminal: bool = False) -> str:
+def format_hits(
+    results: SearchResults,
+    base: str | None = None,
+    *,
+    terminal: bool = False,
+    lang: Lang = Lang.RU,
+) -> str:
     """`<path>:<line>  <heading>\\n<text>\\n` for each hit, separated by blank lines.
 
     `base`: show paths relative to this folder when they lie inside it (the CLI passes the
@@ -92,27 +99,30 @@ def format_hits(results: SearchResults, base: str | None = None, *, terminal: bo
     always `shown`; `terminal`: headings and passages are made safe to print too. A hit
     that carries its `explain` gets one more line, indented: `explain_text`.
     """
-    blocks = [f"({notice_text(n)})\n" for n in results.notices]
-    blocks += [_hit_block(h, base, terminal) for h in results]
+    blocks = [f"({notice_text(n, lang)})\n" for n in results.notices]
+    blocks += [_hit_block(h, base, terminal, lang) for h in results]
     if not results:
-        blocks.append(NO_HITS + "\n")
+        blocks.append(lang.text("hits.none") + "\n")
     if results.next_offset is not None:
-        blocks.append(_more_line(results, len(results)))
+        blocks.append(_more_line(results, len(results), lang))
     return "\n".join(blocks)
 
 
-def _hit_block(h: Hit, base: str | None, terminal: bool) -> str:
+def _hit_block(h: Hit, base: str | None, terminal: bool, lang: Lang = Lang.RU) -> str:
     heading, text = (shown(h.heading), for_terminal(h.text)) if terminal else (h.heading, h.text)
-    why = f"  {explain_text(h)}\n" if h.explain is not None else ""
+    why = f"  {explain_text(h, lang)}\n" if h.explain is not None else ""
     return f"{shown(_shown_path(h.path, base))}:{h.line}  {heading}\n{text}\n{why}"
 
 
-def _more_line(results: SearchResults, shown_hits: int) -> str:
+def _more_line(results: SearchResults, shown_hits: int, lang: Lang = Lang.RU) -> str:
     """The answer's last line when more hits exist: which were shown, where the next page
     starts (the `offset` argument of memo_search, `--offset` of `memo search`)."""
     first, after = results.offset + 1, results.offset + shown_hits
-    which = f"показаны {first}–{after}" if after > first else f"показан {first}"
-    return f"({which}; есть ещё: следующая страница — offset {after})\n"
+    if after > first:
+        which = lang.text("hits.shown_range", first=first, last=after)
+    else:
+        which = lang.text("hits.shown_one", first=first)
+    return f"({lang.text('hits.more', shown=which, offset=after)})\n"
 
 
 def paged(page: SearchResults, more: bool, max_chars: int) -> SearchResults:
@@ -120,7 +130,8 @@ def paged(page: SearchResults, more: bool, max_chars: int) -> SearchResults:
     (absolute paths), best first: fewer hits rather than a cut, but at least the first
     (its text cut at a line end, or its one line cut, when even it alone does not fit).
     `more`: hits exist beyond `page`; the result's `next_offset` follows its last hit
-    wherever hits were left out or exist beyond."""
+    wherever hits were left out or exist beyond. The sizes are the Russian texts': the
+    engine chooses the page for any reader, and the English ones are no longer."""
     head = [f"({notice_text(n)})\n" for n in page.notices]
     sizes = [len(_hit_block(h, None, False)) for h in page]
 
@@ -137,7 +148,7 @@ def paged(page: SearchResults, more: bool, max_chars: int) -> SearchResults:
     def size(n: int) -> int:
         parts = [*map(len, head), *sizes[:n]]
         if n == 0:
-            parts.append(len(NO_HITS) + 1)
+            parts.append(len(Lang.RU.text("hits.none")) + 1)
         if more or n < len(page):
             parts.append(len(_more_line(page, n)))
         return sum(parts) + len(parts) - 1  # the blank lines between the blocks
@@ -162,31 +173,51 @@ def paged(page: SearchResults, more: bool, max_chars: int) -> SearchResults:
     return result
 
 
-def explain_text(h: Hit) -> str:
+def explain_text(h: Hit, lang: Lang = Lang.RU) -> str:
     """Why a hit ranks where it does, on one line, from its `explain` (which must be set):
     the score's sum in hybrid, then each side's figures and the weight's origin (4
     significant digits: BM25 over a few chunks is tiny, FTS5's IDF floor)."""
     e = h.explain
     assert e is not None
-    words = (
-        f"слова: BM25 {e.bm25:.4g} × название {e.naming:.4g} + близость {e.proximity:.4g}, "
-        f"× масштаб {e.scale:.4g} = {e.lex:.4g}"
-        if e.bm25 is not None and e.lex is not None
-        else "слова: не нашли"
-    )
-    meaning = f"смысл: косинус {e.vec:.4g}" if e.vec is not None else "смысл: не нашли"
+    if e.bm25 is not None and e.lex is not None:
+        words = lang.text(
+            "explain.words",
+            bm25=e.bm25,
+            naming=e.naming,
+            proximity=e.proximity,
+            scale=e.scale,
+            lex=e.lex,
+        )
+    else:
+        words = lang.text("explain.words_none")
+    if e.vec is not None:
+        meaning = lang.text("explain.meaning", vec=e.vec)
+    else:
+        meaning = lang.text("explain.meaning_none")
     w, lex_n, vec_n = e.dense_weight, e.lex_norm, e.vec_norm
     if w is None or lex_n is None or vec_n is None:  # lex or vec mode: one side's own score
         side = words if "lex" in h.found_by else meaning
-        return f"почему: итог {h.score:.4g}; {side}"
-    origin = f"по силе слов {e.strength:.4g}" if e.strength is not None else "постоянный"
-    return (
-        f"почему: итог {h.score:.4g} = {1 - w:.4g} × слова {lex_n:.4g} + {w:.4g} × смысл "
-        f"{vec_n:.4g}; {words}; {meaning}; вес смысла {w:.4g} {origin}"
+        return lang.text("explain.one_side", score=h.score, side=side)
+    if e.strength is not None:
+        origin = lang.text("explain.by_strength", strength=e.strength)
+    else:
+        origin = lang.text("explain.constant")
+    return lang.text(
+        "explain.hybrid",
+        score=h.score,
+        lex_weight=1 - w,
+        lex=lex_n,
+        weight=w,
+        vec=vec_n,
+        words=words,
+        meaning=meaning,
+        origin=origin,
     )
 
 
-def search_data(results: SearchResults, *, printable: bool = False) -> dict[str, object]:
+def search_data(
+    results: SearchResults, *, printable: bool = False, lang: Lang = Lang.RU
+) -> dict[str, object]:
     """Search results as data (`memo search --json`, memo_search's structuredContent):
     each hit's fields, `explain` among them only where the search was asked to explain,
     and `next_offset` (None: no more hits). `printable`: names as `shown` writes them (JSON
@@ -202,92 +233,114 @@ def search_data(results: SearchResults, *, printable: bool = False) -> dict[str,
         hits.append(data)
     return {
         "mode": results.mode,
-        "notices": [notice_text(n) for n in results.notices],
+        "notices": [notice_text(n, lang) for n in results.notices],
         "hits": hits,
         "next_offset": results.next_offset,
     }
 
 
-def iso_time(ts: float | None) -> str:
+def iso_time(ts: float | None, lang: Lang = Lang.RU) -> str:
     if ts is None:
-        return "нет"
+        return lang.text("time.never")
     return datetime.fromtimestamp(ts).astimezone().isoformat(timespec="seconds")
 
 
-def format_status(statuses: Sequence[CollectionStatus]) -> str:
-    lines = []
-    for s in statuses:
-        line = f"{shown(s.root)}: файлов {s.files}, чанков {s.chunks}, "
-        line += f"индекс {iso_time(s.updated_at)}"
-        if s.pending:  # the index is not complete: say how much is still to come
-            line += f", ещё не проиндексировано {s.pending}"
-        if s.empty:
-            line += f", пустых {s.empty}"
-        if s.skipped:
-            line += f", пропущено файлов {s.skipped}"
-        if s.chunks_without_vectors:
-            line += f", без векторов {s.chunks_without_vectors}"
-        if s.unreadable_folders:
-            line += f", нечитаемых папок {len(s.unreadable_folders)}"
-        if s.ignored:
-            line += f", игнорируется {s.ignored}"
-        if s.indexing is not None:
-            n = s.indexing
-            what = "индексация" if n.kind is NoticeKind.INDEXING else "расчёт векторов"
-            unit = "файлов" if n.kind is NoticeKind.INDEXING else "фрагментов"
-            line += f", идёт {what}" + (f": {n.done} из {n.total} {unit}" if n.total else "")
-        if s.refresh_error is not None:
-            line += f", обновление не удалось ({shown(s.refresh_error)})"
-        line += f", отпечаток {s.fingerprint}, проверено {iso_time(s.refreshed_at)}"
-        if s.location_note:
-            line += f" ({shown(s.location_note)})"
-        lines.append(line)
-    return "\n".join(lines)
+def format_status(statuses: Sequence[CollectionStatus], lang: Lang = Lang.RU) -> str:
+    return "\n".join(_status_line(s, lang) for s in statuses)
 
 
-def format_reindex(files: int) -> str:
-    return f"переиндексировано файлов: {files}"
+def _status_line(s: CollectionStatus, lang: Lang) -> str:
+    """SPEC's `<collection>: файлов <N>, чанков <M>, индекс <time>`, then what else there is
+    to know, each part only where it says something."""
+    parts = [
+        lang.text(
+            "status.head",
+            root=shown(s.root),
+            files=s.files,
+            chunks=s.chunks,
+            updated=iso_time(s.updated_at, lang),
+        )
+    ]
+    counts = [
+        ("status.pending", s.pending),  # the index is not complete: how much is to come
+        ("status.empty", s.empty),
+        ("status.skipped", s.skipped),
+        ("status.no_vectors", s.chunks_without_vectors),
+        ("status.unreadable_folders", len(s.unreadable_folders)),
+        ("status.ignored", s.ignored),
+    ]
+    parts += [lang.text(key, n=n) for key, n in counts if n]
+    if (n := s.indexing) is not None:
+        words = n.kind is NoticeKind.INDEXING
+        if n.total:
+            key = "status.indexing_count" if words else "status.embedding_count"
+            parts.append(lang.text(key, done=n.done, total=n.total))
+        else:
+            parts.append(lang.text("status.indexing" if words else "status.embedding"))
+    if s.refresh_error is not None:
+        parts.append(lang.text("status.refresh_failed", reason=shown(lang.word(s.refresh_error))))
+    checked = iso_time(s.refreshed_at, lang)
+    parts.append(lang.text("status.tail", fingerprint=s.fingerprint, checked=checked))
+    line = ", ".join(parts)
+    if s.location_note:
+        line += f" ({shown(lang.word(s.location_note))})"
+    return line
 
 
-def format_refresh(stats: RefreshStats) -> str:
+def format_reindex(files: int, lang: Lang = Lang.RU) -> str:
+    return lang.text("reindex.done", files=files)
+
+
+def format_refresh(stats: RefreshStats, lang: Lang = Lang.RU) -> str:
     """One line on what a refresh did (`memo index`, `memo watch`)."""
-    return (
-        f"файлов: новых {stats.added}, изменённых {stats.changed}, удалённых {stats.deleted}; "
-        f"чанков записано {stats.chunks_written}, векторов посчитано {stats.chunks_embedded}; "
-        f"{stats.seconds:.1f} с"
+    return lang.text(
+        "refresh.done",
+        added=stats.added,
+        changed=stats.changed,
+        deleted=stats.deleted,
+        written=stats.chunks_written,
+        embedded=stats.chunks_embedded,
+        seconds=stats.seconds,
     )
 
 
-def format_update(path: str, stats: RefreshStats, seconds: float) -> str:
+def format_update(path: str, stats: RefreshStats, seconds: float, lang: Lang = Lang.RU) -> str:
     """One line on a watched folder's update (`memo watch`)."""
-    return (
-        f"{shown(path)}: новых {stats.added}, изменённых {stats.changed}, "
-        f"удалённых {stats.deleted}; векторов {stats.chunks_embedded} ({seconds:.2f} с)"
+    return lang.text(
+        "watch.update",
+        path=shown(path),
+        added=stats.added,
+        changed=stats.changed,
+        deleted=stats.deleted,
+        embedded=stats.chunks_embedded,
+        seconds=seconds,
     )
 
 
-def format_changes(report: ChangeReport) -> str:
+def format_changes(report: ChangeReport, lang: Lang = Lang.RU) -> str:
     """A change report for a reader: counts, then `+ path`, `~ path`, `- path` (a delta) or
     the paths (a full listing), every one of them: the answer is the whole list."""
     since = shown(report.since or "")  # a client's words, echoed
     if report.mode == "delta":
-        head = (
-            f"изменения с {since}: добавлено {len(report.added)}, "
-            f"изменено {len(report.changed)}, удалено {len(report.removed)}"
+        head = lang.text(
+            "changes.delta",
+            since=since,
+            added=len(report.added),
+            changed=len(report.changed),
+            removed=len(report.removed),
         )
         lines = [f"+ {shown(p)}" for p in report.added]
         lines += [f"~ {shown(p)}" for p in report.changed]
         lines += [f"- {shown(p)}" for p in report.removed]
     else:
-        why = (
-            f"отпечаток {since} неизвестен или устарел, поэтому все заметки"
-            if report.reason == "unknown_fingerprint"
-            else "все заметки"
-        )
-        head = f"{why}: {len(report.files)}"
+        if report.reason == "unknown_fingerprint":
+            head = lang.text("changes.all_unknown", since=since, files=len(report.files))
+        else:
+            head = lang.text("changes.all", files=len(report.files))
         lines = [shown(p) for p in report.files]
-    notices = [f"({notice_text(n)})" for n in report.notices]
-    return "\n".join([*notices, f"{head}; отпечаток сейчас {report.fingerprint}", *lines]) + "\n"
+    notices = [f"({notice_text(n, lang)})" for n in report.notices]
+    head = lang.text("changes.now", head=head, fingerprint=report.fingerprint)
+    return "\n".join([*notices, head, *lines]) + "\n"
 
 
 def changes_data(report: ChangeReport) -> dict[str, object]:
@@ -301,22 +354,19 @@ def changes_data(report: ChangeReport) -> dict[str, object]:
     return data
 
 
-def note_text(note: NoteText, where: str) -> str:
+def note_text(note: NoteText, where: str, lang: Lang = Lang.RU) -> str:
     """A note as `memo://note` serves it: its text, and when it was cut, a last line that
     says so and where the rest is (`where`: the note's path)."""
     if not note.cut:
         return note.text
-    return note.text + f"\n{_cut_line(note, where)}\n"
+    return note.text + f"\n{_cut_line(note, where, lang)}\n"
 
 
-def _cut_line(note: NoteText, where: str) -> str:
-    return (
-        f"<!-- memo: cut here, the first {note.kept} of {note.size} bytes; "
-        f"the rest is in {shown(where)} -->"
-    )
+def _cut_line(note: NoteText, where: str, lang: Lang) -> str:
+    return lang.text("read.cut_line", kept=note.kept, size=note.size, where=shown(where))
 
 
-def format_read(r: NoteLines) -> str:
+def format_read(r: NoteLines, lang: Lang = Lang.RU) -> str:
     """Lines of a note for a reader (`memo_read`, `memo read`): a head line naming the note,
     the lines shown and how many it has (a span past the end said so, not refused); then
     each line as an editor shows it: its number right-aligned, a tab, the line. Read up to a
@@ -324,41 +374,81 @@ def format_read(r: NoteLines) -> str:
     where = shown(r.where)
     last = r.first + len(r.lines) - 1
     first, asked_last = r.asked
-    asked = f"с {first}" if asked_last is None else f"{first}–{asked_last}"
+    asked = lang.text("read.from", first=first) if asked_last is None else f"{first}–{asked_last}"
     if r.lines:
-        head = f"{where}: строки {r.first}–{last} из {r.total}"
+        head = lang.text("read.lines", where=where, first=r.first, last=last, total=r.total)
         if asked_last is not None and asked_last > last:
-            head += f" (просили {asked}: дальше конец заметки)"
+            head = lang.text("read.asked_past_end", head=head, asked=asked)
     elif r.total:
-        head = f"{where}: за концом заметки (просили {asked}, а строк в ней {r.total})"
+        head = lang.text("read.beyond", where=where, asked=asked, total=r.total)
     else:
-        head = f"{where}: заметка пуста"
+        head = lang.text("read.empty", where=where)
     if r.note.cut:
-        head += f"; заметка обрезана: прочитаны первые {r.note.kept} из {r.note.size} байт"
+        head = lang.text("read.cut", head=head, kept=r.note.kept, size=r.note.size)
     width = len(str(last))
     body = [f"{n:>{width}}\t{line}" for n, line in enumerate(r.lines, r.first)]
     if r.note.cut and last == r.total:
-        body.append(_cut_line(r.note, r.where))
+        body.append(_cut_line(r.note, r.where, lang))
     return "\n".join([head, *body]) + "\n"
 
 
 # -- memo-mcp --http: why it does not start ------------------------------------------------
 
 
-def listen_failed_text(address: str, error: OSError) -> str:
+def listen_failed_text(address: str, error: OSError, lang: Lang = Lang.RU) -> str:
     """Why `memo-mcp --http` cannot listen on `address` (HOST:PORT), and, for a port in
     use, what to do."""
     if error.errno == errno.EADDRINUSE:
-        return (
-            f"cannot listen on {address}: address already in use (another memo-mcp?): stop "
-            "the server that holds it, or choose another port (--port, or MEMO_HTTP_PORT)"
-        )
-    return f"cannot listen on {address}: {error.strerror or error}"
+        return lang.text("http.in_use", address=address)
+    return lang.text("http.cannot_listen", address=address, reason=error)
 
 
-def empty_token_text(variable: str) -> str:
-    """`variable` (MEMO_TOKEN) is set to nothing: not taken to mean "no token"."""
-    return (
-        f"{variable} is set but empty: put a token in it (for example "
-        f"{variable}=$(openssl rand -hex 24)), or unset it to serve without a token"
-    )
+# -- usage errors: argparse's own English, worded again --------------------------------------
+
+# The messages argparse (Python 3.11 to 3.13) makes of a command line it cannot take, by the
+# catalogue's key; groups name the text's parameters.
+_ARGPARSE_TEXTS = [
+    (r"invalid choice: (?P<value>.+) \(choose from (?P<choices>.+)\)", "usage.invalid_choice"),
+    (r"invalid int value: (?P<value>.+)", "usage.invalid_int"),
+    (r"invalid (?P<type>\w+) value: (?P<value>.+)", "usage.invalid_value"),
+    (r"expected one argument", "usage.expected_one"),
+    (r"ignored explicit argument (?P<value>.+)", "usage.ignored_value"),
+    (r"the following arguments are required: (?P<arguments>.+)", "usage.required"),
+    (r"unrecognized arguments: (?P<arguments>.+)", "usage.unrecognized"),
+    (r"ambiguous option: (?P<option>\S+) could match (?P<matches>.+)", "usage.ambiguous"),
+]
+
+
+def usage_error_text(message: str, lang: Lang = Lang.RU) -> str:
+    """argparse's message on a command line it cannot take, in `lang` (`memo`, `memo-mcp`);
+    one the catalogue does not know stays argparse's."""
+    if m := re.fullmatch(r"argument (?P<argument>.+?): (?P<problem>.+)", message, re.S):
+        problem = usage_error_text(m["problem"], lang)
+        return lang.text("usage.argument", argument=m["argument"], problem=problem)
+    for pattern, key in _ARGPARSE_TEXTS:
+        if m := re.fullmatch(pattern, message, re.S):
+            return lang.text(key, **m.groupdict())
+    return message
+
+
+class WordedParser(argparse.ArgumentParser):
+    """argparse in the reader's language, for both front ends' command lines: its help
+    option and section titles, and its usage errors (`prog: ошибка: ...`, exit 2, after
+    the usage); "usage:" itself stays argparse's. Sub-commands get the language too: pass
+    `lang=` to `add_parser`."""
+
+    def __init__(self, *, lang: Lang = Lang.RU, **kwargs: Any) -> None:
+        super().__init__(**{**kwargs, "add_help": False})  # its -h, in `lang`
+        self.lang = lang
+        self._positionals.title = lang.text("help.positionals")
+        self._optionals.title = lang.text("help.options")
+        self.add_argument("-h", "--help", action="help", help=lang.text("help.help"))
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.fail(message)
+
+    def fail(self, message: str) -> NoReturn:
+        """Exit 2 with argparse's `message` worded, on one line (no usage)."""
+        said = shown(usage_error_text(message, self.lang))
+        self.exit(2, self.lang.text("usage.error", prog=self.prog, message=said) + "\n")

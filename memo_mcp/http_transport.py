@@ -40,7 +40,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from memo_core import __version__, empty_token_text, listen_failed_text
+from memo_core import Lang, Message, __version__, listen_failed_text
 
 from .http_guard import (
     REQUEST_TIMEOUT_S,
@@ -66,7 +66,8 @@ SHUTDOWN_GRACE_S = 0.5
 
 
 class HttpConfigError(Exception):
-    """The HTTP options cannot work (bad port, public bind without a token): don't start."""
+    """The HTTP options cannot work (bad port, public bind without a token): don't start.
+    Its one argument is a Message: English as a string, worded in any language."""
 
 
 @dataclass(frozen=True)
@@ -79,29 +80,27 @@ class HttpConfig:
     timeout_s: float = REQUEST_TIMEOUT_S  # for a request's headers, then for its body
 
 
-def add_http_options(parser: argparse.ArgumentParser) -> None:
-    """`--http`, `--host`, `--port`, `--allow-host` (for `build_arg_parser`)."""
-    g = parser.add_argument_group(
-        "HTTP", f"serve MCP over streamable HTTP at {MCP_PATH} instead of stdio"
-    )
-    g.add_argument("--http", action="store_true", help="serve over HTTP instead of stdio")
+def add_http_options(parser: argparse.ArgumentParser, lang: Lang = Lang.RU) -> None:
+    """`--http`, `--host`, `--port`, `--allow-host` (for `build_arg_parser`), described in
+    `lang`."""
+    t = lang.text
+    g = parser.add_argument_group("HTTP", t("help.http_group", path=MCP_PATH))
+    g.add_argument("--http", action="store_true", help=t("help.http"))
     g.add_argument(
-        "--host",
-        default=DEFAULT_HOST,
-        help=f"address to listen on (default {DEFAULT_HOST}; another address needs {TOKEN_ENV})",
+        "--host", default=DEFAULT_HOST, help=t("help.host", default=DEFAULT_HOST, token=TOKEN_ENV)
     )
     g.add_argument(
         "--port",
         type=int,
         default=None,
-        help=f"port to listen on (default ${PORT_ENV}, else {DEFAULT_PORT})",
+        help=t("help.port", variable=PORT_ENV, default=DEFAULT_PORT),
     )
     g.add_argument(
         "--allow-host",
         action="append",
         default=[],
         metavar="NAME[:PORT]",
-        help="one more Host name clients may use to reach this server (repeatable)",
+        help=t("help.allow_host"),
     )
 
 
@@ -122,24 +121,20 @@ def config_from_args(args: argparse.Namespace, env: Mapping[str, str] = os.envir
         try:
             port = int(raw) if raw else DEFAULT_PORT
         except ValueError:
-            raise HttpConfigError(f"{PORT_ENV}={raw!r} is not a port number") from None
+            raise HttpConfigError(Message("http.port_env", variable=PORT_ENV, raw=raw)) from None
     if not 0 < port < 65536:
-        raise HttpConfigError(f"port {port} is out of range: use 1..65535")
+        raise HttpConfigError(Message("http.port_range", port=port))
     raw_token = env.get(TOKEN_ENV)
     if raw_token is not None and not raw_token.strip():
         # `MEMO_TOKEN=` is a token forgotten more likely than a choice to have none.
-        raise HttpConfigError(empty_token_text(TOKEN_ENV))
+        raise HttpConfigError(Message("http.empty_token", variable=TOKEN_ENV))
     token = raw_token.strip() if raw_token is not None else None
     if token is not None and not (token.isascii() and token.isprintable() and " " not in token):
-        raise HttpConfigError(
-            f"{TOKEN_ENV} must be printable ASCII without spaces (it travels in an HTTP header)"
-        )
+        raise HttpConfigError(Message("http.token_ascii", variable=TOKEN_ENV))
     host = args.host.strip().strip("[]")  # [::1] → ::1
     if not is_loopback(host) and token is None:
         raise HttpConfigError(
-            f"refusing to listen on {host}, which other machines can reach, without a token: "
-            f"set {TOKEN_ENV} (clients send it as 'Authorization: Bearer <token>'), "
-            f"or listen on {DEFAULT_HOST}"
+            Message("http.no_token", host=host, variable=TOKEN_ENV, default=DEFAULT_HOST)
         )
     return HttpConfig(
         host=host,
@@ -158,16 +153,18 @@ def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
     except ValueError:
         value = -1.0
     if not 0 < value < 86400:
-        raise HttpConfigError(f"{name}={raw!r}: give seconds, more than 0 and < 86400")
+        raise HttpConfigError(Message("http.seconds", variable=name, raw=raw))
     return value
 
 
-def http_config(parser: argparse.ArgumentParser, args: argparse.Namespace) -> HttpConfig:
-    """`config_from_args`, or exit 2 with `memo-mcp: error: <why>` on stderr."""
+def http_config(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, lang: Lang = Lang.RU
+) -> HttpConfig:
+    """`config_from_args`, or exit 2 with `memo-mcp: ошибка: <why>` on stderr (in `lang`)."""
     try:
         return config_from_args(args)
     except HttpConfigError as e:
-        parser.error(str(e))
+        parser.error(lang.word(e))
 
 
 # -- Host / Origin checks ---------------------------------------------------------------------
@@ -292,7 +289,7 @@ def build_app(server: MCPServer, config: HttpConfig) -> ASGIApp:
     return app
 
 
-def serve_http(server: MCPServer, config: HttpConfig) -> None:
+def serve_http(server: MCPServer, config: HttpConfig, lang: Lang = Lang.RU) -> None:
     """Serve until SIGINT (KeyboardInterrupt) or SIGTERM (SystemExit(0)); the port is freed."""
     import uvicorn
 
@@ -325,13 +322,12 @@ def serve_http(server: MCPServer, config: HttpConfig) -> None:
     try:
         sockets = listening_sockets(config.host, config.port)
     except OSError as e:
-        print(f"memo-mcp: {listen_failed_text(address, e)}", file=sys.stderr)
+        print(f"memo-mcp: {listen_failed_text(address, e, lang)}", file=sys.stderr)
         raise SystemExit(1) from None
-    auth = "bearer token required" if config.token else "no token"
-    print(
-        f"memo-mcp: serving MCP at http://{address}{MCP_PATH} ({auth}); health at {HEALTH_PATH}",
-        file=sys.stderr,
-    )
+    auth = lang.text("http.token_required" if config.token else "http.no_token_needed")
+    url = f"http://{address}{MCP_PATH}"
+    said = lang.text("http.serving", url=url, auth=auth, health=HEALTH_PATH)
+    print(f"memo-mcp: {said}", file=sys.stderr)
 
     async def serve() -> None:
         asyncio.get_running_loop().set_exception_handler(QuietAccepts())

@@ -21,7 +21,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
 from pydantic import Field
 
-from memo_core import MemoError, confine, for_terminal
+from memo_core import Lang, MemoError, confine, for_terminal
 
 from .places import Places, as_written
 
@@ -33,17 +33,17 @@ PathArg = Annotated[
 ]
 
 
-async def notes_folder(path: str, roots: Roots, places: Places) -> str:
+async def notes_folder(path: str, roots: Roots, places: Places, lang: Lang) -> str:
     """The absolute real path of `path`, when it is a folder inside the roots."""
     try:
         return str(await places.run(as_written(path), lambda: confine(path, list(roots))))
     except MemoError as e:
-        raise MCPError(code=INVALID_PARAMS, message=for_terminal(str(e))) from e
+        raise MCPError(code=INVALID_PARAMS, message=for_terminal(lang.word(e))) from e
 
 
-def required_text(name: str, value: str) -> str:
+def required_text(name: str, value: str, lang: Lang) -> str:
     if not value.strip():
-        raise MCPError(code=INVALID_PARAMS, message=f"{name} is empty: say what to look for")
+        raise MCPError(code=INVALID_PARAMS, message=lang.text("mcp.prompt_empty", name=name))
     return value.strip()
 
 
@@ -67,7 +67,9 @@ def search_notes_text(question: str, folder: str) -> str:
     )
 
 
-def register_search_notes(server: MCPServer, roots: Roots, places: Places | None = None) -> None:
+def register_search_notes(
+    server: MCPServer, roots: Roots, places: Places | None = None, lang: Lang = Lang.RU
+) -> None:
     in_places = places or Places()
 
     @server.prompt(
@@ -79,8 +81,8 @@ def register_search_notes(server: MCPServer, roots: Roots, places: Places | None
         question: Annotated[str, Field(description="What you want to know")],
         path: PathArg,
     ) -> str:
-        text = required_text("question", question)
-        return search_notes_text(text, await notes_folder(path, roots, in_places))
+        text = required_text("question", question, lang)
+        return search_notes_text(text, await notes_folder(path, roots, in_places, lang))
 
 
 def topic_brief_text(topic: str, folder: str) -> str:
@@ -100,7 +102,9 @@ def topic_brief_text(topic: str, folder: str) -> str:
     )
 
 
-def register_topic_brief(server: MCPServer, roots: Roots, places: Places | None = None) -> None:
+def register_topic_brief(
+    server: MCPServer, roots: Roots, places: Places | None = None, lang: Lang = Lang.RU
+) -> None:
     in_places = places or Places()
 
     @server.prompt(
@@ -113,19 +117,21 @@ def register_topic_brief(server: MCPServer, roots: Roots, places: Places | None 
         topic: Annotated[str, Field(description="The topic, a few words")],
         path: PathArg,
     ) -> str:
-        text = required_text("topic", topic)
-        return topic_brief_text(text, await notes_folder(path, roots, in_places))
+        text = required_text("topic", topic, lang)
+        return topic_brief_text(text, await notes_folder(path, roots, in_places, lang))
 
 
 # The prompts whose `path` argument names a notes folder (completions offer collections).
 PATH_PROMPTS = frozenset({"search_notes", "topic_brief"})
 
-PROMPTS: tuple[Callable[[MCPServer, Roots, Places | None], None], ...] = (
+PROMPTS: tuple[Callable[[MCPServer, Roots, Places | None, Lang], None], ...] = (
     register_search_notes,
     register_topic_brief,
 )
 
 
-def register_prompts(server: MCPServer, roots: Roots, places: Places) -> None:
+def register_prompts(server: MCPServer, roots: Roots, places: Places, lang: Lang = Lang.RU) -> None:
+    """Every prompt; the prompts themselves speak to the agent in English (it answers in
+    the language of the question), their errors in `lang`."""
     for register in PROMPTS:
-        register(server, roots, places)
+        register(server, roots, places, lang)

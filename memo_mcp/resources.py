@@ -38,6 +38,7 @@ from mcp.types import INTERNAL_ERROR, INVALID_PARAMS
 
 from memo_core import (
     NOTE_LIMIT,
+    Lang,
     MemoError,
     NoteNotFoundError,
     changes_data,
@@ -106,13 +107,13 @@ def _entry_head(root: Path) -> dict[str, Any]:
     return {"path": shown(str(root)), "note_uri": note_uri(root)}
 
 
-def collection_entry(engines: LazyEngine, root: Path) -> dict[str, Any]:
+def collection_entry(engines: LazyEngine, root: Path, lang: Lang = Lang.RU) -> dict[str, Any]:
     """One collection as `memo://collections` shows it (an `error` if its index is unusable)."""
     entry = _entry_head(root)
     try:
         statuses = engines.get().status(root)
     except MemoError as e:
-        return entry | {"error": for_terminal(str(e))}
+        return entry | {"error": for_terminal(lang.word(e))}
     for s in statuses:
         if Path(s.root) != root:
             continue
@@ -131,29 +132,30 @@ def collection_entry(engines: LazyEngine, root: Path) -> dict[str, Any]:
             "ignored": s.ignored,
         }
         if s.location_note:
-            entry["location_note"] = shown(s.location_note)
+            entry["location_note"] = shown(lang.word(s.location_note))
     return entry
 
 
 async def collections_json(
-    engines: LazyEngine, roots: Roots, places: Places, found: Recent[list[Path]]
+    engines: LazyEngine,
+    roots: Roots,
+    places: Places,
+    found: Recent[list[Path]],
+    lang: Lang = Lang.RU,
 ) -> str:
     listed = await found.get(
         LISTING, LISTING, lambda: find_indexed_collections(roots), LISTING_WAIT_S
     )
     if listed is None:
-        raise MCPError(
-            code=INTERNAL_ERROR,
-            message=f"looking for indexes under the allowed folders took over {LISTING_WAIT_S:g} s "
-            "(a folder that does not answer, a dead network drive?); it goes on: read again later",
-        )
+        message = lang.text("mcp.listing_slow", seconds=LISTING_WAIT_S)
+        raise MCPError(code=INTERNAL_ERROR, message=message)
     entries: list[dict[str, Any]] = [{} for _ in listed]
 
     async def fill(i: int, root: Path) -> None:
         with anyio.move_on_after(STATUS_WAIT_S):
-            entries[i] = await places.run(root, lambda: collection_entry(engines, root))
+            entries[i] = await places.run(root, lambda: collection_entry(engines, root, lang))
             return
-        late = f"no answer in {STATUS_WAIT_S:g} s (a folder that does not answer?)"
+        late = lang.text("mcp.status_slow", seconds=STATUS_WAIT_S)
         entries[i] = _entry_head(root) | {"error": late}
 
     async with anyio.create_task_group() as tg:
@@ -171,7 +173,11 @@ async def collections_json(
 
 
 def register_collections(
-    server: MCPServer, roots: Roots, engines: LazyEngine, places: Places | None = None
+    server: MCPServer,
+    roots: Roots,
+    engines: LazyEngine,
+    places: Places | None = None,
+    lang: Lang = Lang.RU,
 ) -> None:
     in_places = places or Places()
     found = listing(in_places)
@@ -185,28 +191,30 @@ def register_collections(
         mime_type="application/json",
     )
     async def collections() -> str:
-        return await collections_json(engines, roots, in_places, found)
+        return await collections_json(engines, roots, in_places, found, lang)
 
 
 # -- memo://note/{collection}/{+path} -------------------------------------------------------
 
 
-def _refuse(uri: str, text: str) -> MCPError:
-    return MCPError(code=INVALID_PARAMS, message=for_terminal(text), data={"uri": uri})
+def _refuse(uri: str, e: MemoError, lang: Lang) -> MCPError:
+    return MCPError(code=INVALID_PARAMS, message=for_terminal(lang.word(e)), data={"uri": uri})
 
 
-def read_note(engines: LazyEngine, collection: str, path: str, roots: Roots) -> str:
+def read_note(
+    engines: LazyEngine, collection: str, path: str, roots: Roots, lang: Lang = Lang.RU
+) -> str:
     """The text of note `path` (relative) in folder `collection`, both inside the roots:
     what `memo://note` answers, read on the caller's thread."""
     uri = note_uri(collection, path)
     try:
         base = confine(collection, list(roots))
     except MemoError as e:
-        raise _refuse(uri, str(e)) from e
-    return read_below(engines, base, path, uri)
+        raise _refuse(uri, e, lang) from e
+    return read_below(engines, base, path, uri, lang)
 
 
-def read_below(engines: LazyEngine, base: Path, path: str, uri: str) -> str:
+def read_below(engines: LazyEngine, base: Path, path: str, uri: str, lang: Lang = Lang.RU) -> str:
     """The text of note `path` (relative, '/' between folders) in the confined folder `base`,
     as the engine serves it (`Engine.note`: only a note a search could find, read through
     descriptors), with a last line that says so when it is cut.
@@ -221,10 +229,10 @@ def read_below(engines: LazyEngine, base: Path, path: str, uri: str) -> str:
     try:
         note = engines.get().note(base, rel, limit=MAX_NOTE_BYTES)
     except NoteNotFoundError as e:
-        raise ResourceNotFoundError(str(e)) from e
+        raise ResourceNotFoundError(lang.word(e)) from e
     except MemoError as e:
-        raise _refuse(uri, str(e)) from e
-    return note_text(note, str(base / rel))
+        raise _refuse(uri, e, lang) from e
+    return note_text(note, str(base / rel), lang)
 
 
 def _as_sent(ctx: Context, prefix: str) -> list[str] | None:
@@ -246,7 +254,11 @@ AS_SENT = ResourceSecurity(exempt_params=frozenset({"collection", "path"}))
 
 
 def register_note(
-    server: MCPServer, roots: Roots, engines: LazyEngine, places: Places | None = None
+    server: MCPServer,
+    roots: Roots,
+    engines: LazyEngine,
+    places: Places | None = None,
+    lang: Lang = Lang.RU,
 ) -> None:
     in_places = places or Places()
 
@@ -266,17 +278,21 @@ def register_note(
         uri = note_uri(collection, path)
         try:
             return await in_places.confined(
-                collection, roots, lambda base: read_below(engines, base, path, uri)
+                collection, roots, lambda base: read_below(engines, base, path, uri, lang)
             )
         except MemoError as e:
-            raise _refuse(uri, str(e)) from e
+            raise _refuse(uri, e, lang) from e
 
 
 # -- memo://changes/{collection}{?since} --------------------------------------------------
 
 
 def register_changes(
-    server: MCPServer, roots: Roots, engines: LazyEngine, places: Places | None = None
+    server: MCPServer,
+    roots: Roots,
+    engines: LazyEngine,
+    places: Places | None = None,
+    lang: Lang = Lang.RU,
 ) -> None:
     in_places = places or Places()
 
@@ -299,11 +315,11 @@ def register_changes(
                 collection, roots, lambda real: engines.get().changes(real, since)
             )
         except MemoError as e:
-            raise _refuse(uri, str(e)) from e
+            raise _refuse(uri, e, lang) from e
         return json.dumps(changes_data(report), ensure_ascii=False, indent=2)
 
 
-RESOURCES: tuple[Callable[[MCPServer, Roots, LazyEngine, Places | None], None], ...] = (
+RESOURCES: tuple[Callable[[MCPServer, Roots, LazyEngine, Places | None, Lang], None], ...] = (
     register_collections,
     register_note,
     register_changes,
@@ -311,7 +327,8 @@ RESOURCES: tuple[Callable[[MCPServer, Roots, LazyEngine, Places | None], None], 
 
 
 def register_resources(
-    server: MCPServer, roots: Roots, engines: LazyEngine, places: Places
+    server: MCPServer, roots: Roots, engines: LazyEngine, places: Places, lang: Lang = Lang.RU
 ) -> None:
+    """Every resource, its errors and texts in `lang`."""
     for register in RESOURCES:
-        register(server, roots, engines, places)
+        register(server, roots, engines, places, lang)

@@ -7,8 +7,10 @@ Engine work (model load, first index of a big collection) runs on worker threads
 server keeps answering other requests; its progress goes to the client as progress
 notifications when the client asked for them (a `progressToken`).
 
-Errors: an engine `MemoError` becomes the tool result's text as it is (`isError: true`);
-bad or missing arguments and unknown tools get readable texts (see `MemoServer.call_tool`).
+Errors: an engine `MemoError` becomes the tool result's text, worded in the server's language
+(`isError: true`); bad or missing arguments and unknown tools get readable texts (see
+`MemoServer.call_tool`). Every text a tool answers is the catalogue's, in the language
+MEMO_LANG names (Russian by default); tool descriptions, for the agent, stay English.
 Nothing is printed at import time: stdout carries JSON-RPC only.
 """
 
@@ -43,10 +45,12 @@ from memo_core import (
     MAX_K,
     MAX_OFFSET,
     MODES,
+    Lang,
     MemoError,
     ModeName,
     NoCollectionError,
     PathNotFoundError,
+    WordedParser,
     __version__,
     allowed_roots,
     changes_data,
@@ -57,6 +61,8 @@ from memo_core import (
     format_reindex,
     format_status,
     search_data,
+    settings,
+    user_language,
 )
 from memo_mcp.completions import register_completions
 from memo_mcp.http_transport import add_http_options, http_config, serve_http
@@ -129,6 +135,7 @@ class MemoServer(MCPServer):
 
     roots: list[Path]
     engines: LazyEngine
+    lang: Lang
 
     async def run_stdio_async(self) -> None:
         # The SDK's stdio transport, with lines it would drop in silence answered (-32700/-32600).
@@ -138,7 +145,7 @@ class MemoServer(MCPServer):
         self, name: str, arguments: dict[str, Any], context: Context | None = None
     ) -> Any:
         if name not in {t.name for t in await self.list_tools()}:
-            raise ToolError(f"unknown tool: {name}")
+            raise ToolError(self.lang.text("mcp.unknown_tool", name=name))
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError:
@@ -146,41 +153,80 @@ class MemoServer(MCPServer):
         except ToolError as e:
             cause = e.__cause__
             if isinstance(cause, ValidationError):
-                raise ToolError(_arguments_text(name, cause)) from cause
+                raise ToolError(_arguments_text(name, cause, self.lang)) from cause
             if isinstance(cause, ToolError):
                 # Ours (an engine error): its text alone, without the SDK's prefix.
                 raise ToolError(str(cause)) from cause
             raise
 
 
-def _arguments_text(tool: str, err: ValidationError) -> str:
-    """`memo_search: missing argument "path" (...)` and the like, one line per problem."""
+def _arguments_text(tool: str, err: ValidationError, lang: Lang) -> str:
+    """`memo_search: missing required argument "path"` and the like, one line per problem,
+    then how the tool is called."""
     lines = []
     for e in err.errors():
         field = ".".join(str(p) for p in e["loc"]) or "arguments"
         if e["type"] == "missing":
-            lines.append(f'{tool}: missing required argument "{field}"')
+            lines.append(lang.text("mcp.arg_missing", tool=tool, field=field))
         else:
             got = repr(e.get("input"))
             got = got if len(got) <= 60 else got[:57] + "..."
-            lines.append(f'{tool}: bad value for "{field}": {e["msg"]} (got {got})')
-    return "\n".join(lines) + f"\n{_USAGE[tool]}"
+            problem = _problem(e["type"], e.get("ctx") or {}, e["msg"], lang)
+            lines.append(lang.text("mcp.arg_bad", tool=tool, field=field, problem=problem, got=got))
+    return "\n".join(lines) + "\n" + _usage(tool, lang)
 
 
-_MODES_TEXT = " | ".join(f'"{m}"' for m in MODES)
-_USAGE = {
-    "memo_search": 'usage: {"path": "~/notes", "query": "what to find", '
-    f'"k": 1..{MAX_K} (default {DEFAULT_K}), "mode": {_MODES_TEXT} (default "{DEFAULT_MODE}"), '
-    f'"offset": 0..{MAX_OFFSET} (default 0), "max_chars": '
-    f"{MAX_CHARS_RANGE[0]}..{MAX_CHARS_RANGE[1]} (default {DEFAULT_MAX_CHARS}), "
-    '"under": "projects", "tags": ["work"], "after": "2024-05-01", "before": "2024-05-31" '
-    "(optional)}",
-    "memo_status": 'usage: {"path": "~/notes"}',
-    "memo_reindex": 'usage: {"path": "~/notes"}',
-    "memo_changes": 'usage: {"path": "~/notes", "since": "<fingerprint>" (optional)}',
-    "memo_read": 'usage: {"path": "~/notes", "note": "home/backup.md", "from_line": 1, '
-    '"to_line": 40 (both optional)} or {"path": "~/notes", "note": "/home/me/notes/a.md:12"}',
+# pydantic's error types, worded by the catalogue (its English is pydantic's own words).
+_PROBLEMS = {
+    "int_type": "arg.int",
+    "string_type": "arg.str",
+    "list_type": "arg.list",
+    "greater_than_equal": "arg.ge",
+    "less_than_equal": "arg.le",
+    "string_too_short": "arg.min_chars",
+    "string_too_long": "arg.max_chars",
 }
+
+
+def _problem(kind: str, ctx: dict[str, Any], said: str, lang: Lang) -> str:
+    """What is wrong with a value, from pydantic's error type and its context; a type
+    memo's schemas do not make is pydantic's own (English) words."""
+    if kind == "literal_error":  # "'hybrid', 'lex' or 'vec'": the last "or" is a word
+        first, _, last = str(ctx.get("expected", "")).rpartition(" or ")
+        expected = lang.text("list.or", first=first, last=last) if first else last
+        return lang.text("arg.one_of", expected=expected)
+    key = _PROBLEMS.get(kind)
+    if key is None:
+        return said
+    limit = next((ctx[k] for k in ("ge", "le", "min_length", "max_length") if k in ctx), None)
+    if key == "arg.min_chars" and limit == 1:
+        key = "arg.min_chars_one"
+    return lang.text(key, limit=limit)
+
+
+_USAGE_KEYS = {
+    "memo_status": "usage.memo_status",
+    "memo_reindex": "usage.memo_reindex",
+    "memo_changes": "usage.memo_changes",
+    "memo_read": "usage.memo_read",
+}
+
+
+def _usage(tool: str, lang: Lang) -> str:
+    """How `tool` is called, as a line of JSON-like arguments."""
+    if tool != "memo_search":
+        return lang.text(_USAGE_KEYS[tool])
+    modes = " | ".join(f'"{m}"' for m in MODES)
+    return lang.text(
+        "usage.memo_search",
+        k=f"1..{MAX_K}",
+        default_k=DEFAULT_K,
+        modes=modes,
+        default_mode=f'"{DEFAULT_MODE}"',
+        offset=f"0..{MAX_OFFSET}",
+        max_chars=f"{MAX_CHARS_RANGE[0]}..{MAX_CHARS_RANGE[1]}",
+        default_max_chars=DEFAULT_MAX_CHARS,
+    )
 
 
 class ProgressBridge:
@@ -194,9 +240,10 @@ class ProgressBridge:
     (one collection's words, or its vectors) and updates in place as the pass goes on.
     """
 
-    def __init__(self, ctx: Context, what: str) -> None:
+    def __init__(self, ctx: Context, what: str, lang: Lang) -> None:
         self.ctx = ctx
         self.what = what
+        self.lang = lang
         # Made on the event loop; called from any thread (a tool's worker, or the engine's
         # background refresh), which reaches the loop through this token.
         self._token = anyio.lowlevel.current_token()
@@ -209,9 +256,9 @@ class ProgressBridge:
 
     def __call__(self, p: Progress) -> None:
         if p.phase == "embed":
-            done, total, unit = p.chunks_done, p.chunks_total or 0, "chunks embedded"
+            done, total, key = p.chunks_done, p.chunks_total or 0, "progress.chunks"
         else:
-            done, total, unit = p.files_done, p.files_total, "files indexed"
+            done, total, key = p.files_done, p.files_total, "progress.files"
         # Held while sending too: notifications from two threads must not overtake each other.
         with self._lock:
             before = self._stages.get(id(p))
@@ -230,23 +277,20 @@ class ProgressBridge:
                     self.ctx.report_progress,
                     progress,
                     overall,
-                    f"{self.what}: {done}/{total} {unit}",
+                    self.lang.text(key, what=self.what, done=done, total=total),
                     token=self._token,
                 )
             except Exception as e:  # a lost notification must never stop the index
                 log.debug("progress notification failed: %r", e)
 
 
-def _error_text(e: MemoError, path: str) -> str:
-    text = for_terminal(str(e))  # names that are not UTF-8 could not even be sent
+def _error_text(e: MemoError, path: str, lang: Lang) -> str:
+    text = for_terminal(lang.word(e))  # names that are not UTF-8 could not even be sent
     p = path.strip()
     relative = p and not p.startswith("~") and not os.path.isabs(p)
     if isinstance(e, (PathNotFoundError, NoCollectionError)) and relative:
         # The agent cannot know where the server runs: say so.
-        text += (
-            f"\n(a relative path is taken from memo-mcp's working directory, {os.getcwd()}; "
-            "pass an absolute path such as /home/me/notes or ~/notes)"
-        )
+        text += "\n(" + lang.text("mcp.relative_path", cwd=os.getcwd()) + ")"
     return text
 
 
@@ -260,10 +304,14 @@ async def _closing_engine(server: MCPServer) -> AsyncIterator[None]:
             await anyio.to_thread.run_sync(server.engines.close_within, CLOSE_WAIT_S)
 
 
-def build_server(roots: list[Path] | None = None, engine: Engine | None = None) -> MemoServer:
-    """The server; its tools touch only `roots` (default: MEMO_ROOTS, else the home folder)
-    and work through `engine` (default: one made on first use, with the configured model)."""
+def build_server(
+    roots: list[Path] | None = None, engine: Engine | None = None, lang: Lang | None = None
+) -> MemoServer:
+    """The server; its tools touch only `roots` (default: MEMO_ROOTS, else the home folder),
+    work through `engine` (default: one made on first use, with the configured model) and
+    answer in `lang` (default: the one MEMO_LANG names)."""
     roots = allowed_roots() if roots is None else list(roots)
+    lang = lang or user_language(settings.language())[0]
     engines = LazyEngine(roots, engine)
     server = MemoServer(
         name="memo",
@@ -273,6 +321,7 @@ def build_server(roots: list[Path] | None = None, engine: Engine | None = None) 
     )
     server.roots = roots
     server.engines = engines
+    server.lang = lang
     # Where every call that touches a folder runs (tools, resources, completions, prompts).
     places = Places(WORKERS, FOLDER_WORKERS)
 
@@ -282,7 +331,7 @@ def build_server(roots: list[Path] | None = None, engine: Engine | None = None) 
         try:
             return await places.confined(path, roots, fn)
         except MemoError as e:
-            raise ToolError(_error_text(e, path)) from e
+            raise ToolError(_error_text(e, path, lang)) from e
 
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
@@ -341,7 +390,7 @@ def build_server(roots: list[Path] | None = None, engine: Engine | None = None) 
             str | None, Field(description="Only notes changed on or before (as after)")
         ] = None,
     ) -> Annotated[CallToolResult, SearchAnswer]:
-        progress = ProgressBridge(ctx, f"indexing {path}")
+        progress = ProgressBridge(ctx, lang.text("progress.indexing", path=path), lang)
 
         def search(p: Path) -> CallToolResult:
             from memo_core import Scope  # with the engine, on first use (not at start)
@@ -357,8 +406,8 @@ def build_server(roots: list[Path] | None = None, engine: Engine | None = None) 
                 max_chars=max_chars,
                 scope=scope,
             )
-            text = TextContent(type="text", text=format_hits(results))
-            data = search_data(results, printable=True)
+            text = TextContent(type="text", text=format_hits(results, lang=lang))
+            data = search_data(results, printable=True, lang=lang)
             return CallToolResult(content=[text], structured_content=data)
 
         return await run(path, search)
@@ -371,7 +420,7 @@ def build_server(roots: list[Path] | None = None, engine: Engine | None = None) 
         structured_output=False,
     )
     async def memo_status(path: PathArg) -> str:
-        return await run(path, lambda p: format_status(engines.get().status(p)))
+        return await run(path, lambda p: format_status(engines.get().status(p), lang))
 
     @server.tool(
         name="memo_reindex",
@@ -386,10 +435,10 @@ def build_server(roots: list[Path] | None = None, engine: Engine | None = None) 
         structured_output=False,
     )
     async def memo_reindex(path: PathArg, ctx: Context) -> str:
-        progress = ProgressBridge(ctx, f"reindexing {path}")
+        progress = ProgressBridge(ctx, lang.text("progress.reindexing", path=path), lang)
 
         return await run(
-            path, lambda p: format_reindex(engines.get().reindex(p, progress=progress))
+            path, lambda p: format_reindex(engines.get().reindex(p, progress=progress), lang)
         )
 
     @server.tool(
@@ -410,11 +459,11 @@ def build_server(roots: list[Path] | None = None, engine: Engine | None = None) 
             ),
         ] = None,
     ) -> CallToolResult:
-        progress = ProgressBridge(ctx, f"indexing {path}")
+        progress = ProgressBridge(ctx, lang.text("progress.indexing", path=path), lang)
 
         def changes(p: Path) -> CallToolResult:
             report = engines.get().changes(p, since, progress=progress)
-            text = TextContent(type="text", text=format_changes(report))
+            text = TextContent(type="text", text=format_changes(report, lang))
             return CallToolResult(content=[text], structured_content=changes_data(report))
 
         return await run(path, changes)
@@ -453,45 +502,46 @@ def build_server(roots: list[Path] | None = None, engine: Engine | None = None) 
         return await run(
             path,
             lambda p: format_read(
-                engines.get().read(p, note, from_line=from_line, to_line=to_line, around=around)
+                engines.get().read(p, note, from_line=from_line, to_line=to_line, around=around),
+                lang,
             ),
         )
 
-    register_resources(server, roots, engines, places)
-    register_prompts(server, roots, places)
+    register_resources(server, roots, engines, places, lang)
+    register_prompts(server, roots, places, lang)
     register_completions(server, roots, engines, places)
     return server
 
 
-def build_arg_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="memo-mcp", description="memo's MCP server: search folders of Markdown notes."
-    )
+def build_arg_parser(lang: Lang = Lang.RU) -> argparse.ArgumentParser:
+    parser = WordedParser(prog="memo-mcp", description=lang.text("help.mcp"), lang=lang)
     parser.add_argument(
         "--root",
         action="append",
         default=[],
         metavar="DIR",
-        help="a folder the tools may use (repeatable); added to MEMO_ROOTS "
-        f"({os.pathsep}-separated). Default when neither is given: your home folder",
+        help=lang.text("help.root", separator=os.pathsep),
     )
-    add_http_options(parser)
+    add_http_options(parser, lang)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Console script `memo-mcp`: stdio until the client closes the pipe; `--http`: HTTP."""
-    parser = build_arg_parser()
+    lang, warning = user_language(settings.language())
+    if warning is not None:
+        print(f"memo-mcp: {lang.word(warning)}", file=sys.stderr)
+    parser = build_arg_parser(lang)
     args = parser.parse_args(argv)
-    http = http_config(parser, args) if args.http else None
+    http = http_config(parser, args, lang) if args.http else None
     try:
         roots = allowed_roots(args.root)
     except MemoError as e:
-        parser.exit(1, f"memo-mcp: {for_terminal(str(e))}\n")
-    server = build_server(roots)
+        parser.exit(1, f"memo-mcp: {for_terminal(lang.word(e))}\n")
+    server = build_server(roots, lang=lang)
     try:
         if http is not None:
-            serve_http(server, http)
+            serve_http(server, http, lang)
         else:
             server.run("stdio")
     except KeyboardInterrupt:

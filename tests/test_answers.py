@@ -335,7 +335,7 @@ def test_cli_pages_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     out = capsys.readouterr().out
     assert len(out) <= 500 and "offset" in out.splitlines()[-1]
     assert main([*argv, "--max-chars", "5"]) == 2  # a usage error
-    assert "max_chars must be a whole number" in capsys.readouterr().err
+    assert "max_chars — целое число от 500 до 200000, а дано 5" in capsys.readouterr().err
 
 
 def test_results_keep_their_page() -> None:

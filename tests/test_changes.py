@@ -452,5 +452,5 @@ async def test_the_changes_resource_answers_like_the_tool(tmp_path: Path) -> Non
         tool = await c.call_tool("memo_changes", {"path": str(notes), "since": full["to"]})
         assert delta == tool.structured_content
         assert delta["changed"] == [str(notes / "a.md")]
-        with pytest.raises(MCPError, match="outside the folders memo may use"):
+        with pytest.raises(MCPError, match="лежит вне папок, которые memo разрешено использовать"):
             await c.read_resource(f"memo://changes/{quote(str(tmp_path), safe='')}")

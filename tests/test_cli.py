@@ -83,9 +83,9 @@ def test_index_status_reindex(notes: Path, capsys) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["search", "/no/such/dir", "x"], "path does not exist: /no/such/dir"),
-        (["status", "{tmp}"], "no notes found"),
-        (["search", "{notes}", "x", "--mode", "vec"], "vector search needs a model"),
+        (["search", "/no/such/dir", "x"], "путь не существует: /no/such/dir"),
+        (["status", "{tmp}"], "нет заметок"),
+        (["search", "{notes}", "x", "--mode", "vec"], "поиску по смыслу нужна модель"),
     ],
 )
 def test_errors_are_one_line_on_stderr_with_exit_1(notes, tmp_path, args, message) -> None:

@@ -185,11 +185,12 @@ def test_unknown_model_names_are_clear_errors(
 ) -> None:
     with pytest.raises(SystemExit) as exc:
         cli_main(["model", "install", "e5-large"])
-    assert exc.value.code == 2 and "invalid choice: 'e5-large'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "недопустимое значение 'e5-large'" in err
     monkeypatch.delenv("MEMO_MODEL_DIR")
     monkeypatch.setenv("MEMO_MODEL", "e5-large")
     assert cli_main(["model", "info"]) == 1
-    assert "no model called 'e5-large'; the models are use-m3, e5-small" in capsys.readouterr().err
+    assert "не знает модели 'e5-large'; есть модели: use-m3, e5-small" in capsys.readouterr().err
     with pytest.raises(Exception, match="no model called 'e5-large'"):
         ModelSource(auto_install=False).get()
 

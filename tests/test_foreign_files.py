@@ -144,7 +144,7 @@ def test_another_programs_hot_journal_is_never_played_back(notes: Path) -> None:
     assert (notes / ".memo" / "index.db-journal").stat().st_size > 0
     search_and_status_leave_it(notes, "a SQLite database of another program")
     status = memo_cli("status", notes)
-    assert status.returncode == 0 and "another program" in status.stdout, status.stderr
+    assert status.returncode == 0 and "база SQLite другой программы" in status.stdout, status.stderr
 
 
 # -- the user's files at a rebuild's scratch names --------------------------------------------
@@ -276,7 +276,7 @@ def test_a_wal_that_cannot_be_read_without_writing_is_said_so(killed_index: Path
     with engine() as e, pytest.raises(IndexStoreError, match="last committed state unknown"):
         e.status(notes)
     cli = memo_cli("status", notes)
-    assert cli.returncode == 1 and "run `memo index" in cli.stderr
+    assert cli.returncode == 1 and "выполните `memo index`" in cli.stderr
     assert files_in(notes / ".memo") == before
 
 

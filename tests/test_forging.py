@@ -72,7 +72,7 @@ def test_watch_shows_a_hostile_folder_name_escaped(tmp_path: Path) -> None:
             seen.append(lines.get(timeout=max(0.1, deadline - time.monotonic())))
 
     try:
-        until("watching")
+        until("слежу за")
         time.sleep(0.3)
         (notes / "b.md").write_text("# B\n\ndog\n", encoding="utf-8")
         until("новых 1")  # an update line names the folder too
@@ -87,7 +87,7 @@ def test_watch_shows_a_hostile_folder_name_escaped(tmp_path: Path) -> None:
         seen.append(lines.get())
     out = b"".join(seen) + proc.stderr.read()
     assert_inert(out)
-    assert f"watching {tmp_path}/{ESCAPED} (Ctrl-C stops)".encode() in out
+    assert f"слежу за {tmp_path}/{ESCAPED} (Ctrl-C — стоп)".encode() in out
     assert f"{tmp_path}/{ESCAPED}: новых 1".encode() in out
 
 
@@ -104,7 +104,7 @@ def test_an_error_naming_a_hostile_path_is_one_escaped_line(
     assert r.returncode == 1 and r.stdout == b""
     assert_inert(r.stderr)
     [line] = r.stderr.decode().splitlines()
-    assert line.startswith(f"memo: path does not exist: {tmp_path}/{ESCAPED}; give ")
+    assert line.startswith(f"memo: путь не существует: {tmp_path}/{ESCAPED}; укажите ")
 
 
 # -- a socket named like a note -------------------------------------------------------------

@@ -176,7 +176,7 @@ async def test_a_fifo_does_not_stall_the_server(notes: Path) -> None:
                 r = await c.call_tool("memo_search", {"path": str(notes), "query": "cat"})
                 assert not r.is_error
             uri = f"memo://note/{quote(str(notes), safe='')}/pipe.md"
-            with pytest.raises(MCPError, match="not a Markdown note|cannot be read"):
+            with pytest.raises(MCPError, match="не заметка Markdown|не прочитать"):
                 await c.read_resource(uri)
             assert len((await c.list_tools()).tools) == 5
 
@@ -320,7 +320,7 @@ async def test_the_note_resource_does_not_tell_what_exists_outside(tmp_path: Pat
             with pytest.raises(MCPError) as err:
                 await c.read_resource(note_uri(allowed, rel))
             answers.append(err.value.error.message.replace(rel, "<rel>"))
-    assert answers[0] == answers[1] == f"<rel> leads outside {allowed}"
+    assert answers[0] == answers[1] == f"<rel> ведёт за пределы {allowed}"
 
 
 # -- a folder that hangs must not hang the server -----------------------------------------

@@ -150,7 +150,7 @@ def test_a_port_in_use_is_one_line_and_exit_1_before_serving(tmp_path: Path) -> 
         done = start(tmp_path, "--port", str(port))
     assert done.returncode == 1 and done.stdout == b""
     [line] = done.stderr.decode().splitlines()
-    assert line.startswith(f"memo-mcp: cannot listen on 127.0.0.1:{port}: address already in use")
+    assert line.startswith(f"memo-mcp: не удаётся слушать 127.0.0.1:{port}: адрес уже занят")
     assert "--port" in line and "MEMO_HTTP_PORT" in line, line
 
 
@@ -160,7 +160,7 @@ def test_an_address_not_of_this_machine_is_one_line_and_exit_1(tmp_path: Path) -
     done = start(tmp_path, "--host", "192.0.2.1", "--port", str(port), env=env)  # TEST-NET-1
     assert done.returncode == 1 and done.stdout == b""
     [line] = done.stderr.decode().splitlines()
-    assert line.startswith(f"memo-mcp: cannot listen on 192.0.2.1:{port}: "), line
+    assert line.startswith(f"memo-mcp: не удаётся слушать 192.0.2.1:{port}: "), line
 
 
 def test_an_empty_token_refuses_to_start(tmp_path: Path) -> None:
@@ -169,8 +169,8 @@ def test_an_empty_token_refuses_to_start(tmp_path: Path) -> None:
     )
     assert done.returncode == 2 and done.stdout == b""
     err = done.stderr.decode()
-    assert "memo-mcp: error: MEMO_TOKEN is set but empty" in err and "unset" in err, err
-    assert "serving" not in err
+    assert "memo-mcp: ошибка: MEMO_TOKEN задан, но пуст" in err and "уберите его" in err, err
+    assert "MCP доступен" not in err
 
 
 @pytest.mark.parametrize("value", ["", "  ", "\t\n"])

@@ -20,7 +20,7 @@ from mcp import Client, StdioServerParameters
 from mcp_helpers import MEMO_MCP, line_of, make_notes, server_env
 
 import memo_core
-from memo_core import Embedder, Engine, ModelSource, Progress, load_model_dir
+from memo_core import Embedder, Engine, Lang, ModelSource, Progress, load_model_dir
 from memo_mcp import server as memo_server
 
 WORDS = "томаты полив малина restic restore backup кабачки грядка".split()
@@ -139,11 +139,13 @@ async def test_initialize_loads_nothing_heavy(tiny_model: Path) -> None:
 async def test_engine_errors_keep_their_own_text(notes: Path) -> None:
     async with client() as c:
         r = await c.call_tool("memo_search", {"path": str(notes), "query": "   "})
-        assert r.is_error and text_of(r) == "the query is empty: say what to look for"
+        assert r.is_error and text_of(r) == "запрос пуст: напишите, что искать"
         r = await c.call_tool("memo_search", {"path": str(notes), "query": "soup", "mode": "vec"})
         assert r.is_error
-        assert text_of(r).startswith("vector search needs a model: ")
-        assert "Use mode 'lex' or 'hybrid'" in text_of(r)
+        # One language, the model's error inside it worded too (issue 23), one period less.
+        assert text_of(r).startswith("поиску по смыслу нужна модель (папка модели ")
+        assert text_of(r).endswith("); используйте режим lex или hybrid")
+        assert "does not exist" not in text_of(r) and ".." not in text_of(r)
 
 
 async def test_without_model_hybrid_answers_by_words_and_says_so(notes: Path) -> None:
@@ -189,8 +191,8 @@ async def test_first_index_reports_progress(tmp_path: Path, tiny_model: Path) ->
     values = [p for p, _, _ in seen]
     assert values == sorted(set(values))  # strictly increasing
     # Words first (120 files), then the vectors of their 360 chunks.
-    assert (120, 120, f"indexing {notes}: 120/120 files indexed") in seen
-    assert seen[-1] == (480, 480, f"indexing {notes}: 360/360 chunks embedded")
+    assert (120, 120, f"индексация {notes}: 120/120 файлов проиндексировано") in seen
+    assert seen[-1] == (480, 480, f"индексация {notes}: 360/360 фрагментов с векторами")
 
 
 async def test_progress_grows_across_stages(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -202,7 +204,7 @@ async def test_progress_grows_across_stages(monkeypatch: pytest.MonkeyPatch) -> 
         async def report_progress(self, progress, total=None, message=None) -> None:
             sent.append((progress, total, message))
 
-    bridge = memo_server.ProgressBridge(Ctx(), "x")  # type: ignore[arg-type]
+    bridge = memo_server.ProgressBridge(Ctx(), "x", Lang.EN)  # type: ignore[arg-type]
 
     def feed() -> None:
         for started in (1.0, 2.0):  # two collections
@@ -333,8 +335,8 @@ async def test_sdk_stdio_client(tmp_path: Path, tiny_model_dir: Path) -> None:
             f"{garden}:13  Сад > Обрезка малины\nСтарые побеги малины вырезаю осенью под корень.\n"
         )
         assert seen == [
-            (2, 2, "indexing notes: 2/2 files indexed"),
-            (7, 7, "indexing notes: 5/5 chunks embedded"),
+            (2, 2, "индексация notes: 2/2 файлов проиндексировано"),
+            (7, 7, "индексация notes: 5/5 фрагментов с векторами"),
         ]
         r = await c.call_tool("memo_reindex", {"path": str(notes)})
         assert text_of(r) == "переиндексировано файлов: 2"

@@ -236,14 +236,17 @@ async def test_errors_are_the_same_texts(connect, tmp_path: Path) -> None:
         assert (r.is_error, text_of(r)) == (True, "unknown tool: memo_nope")
         r = await c.call_tool("memo_search", {"query": "x"})
         assert r.is_error
-        assert text_of(r).startswith('memo_search: missing required argument "path"\nusage: ')
+        assert text_of(r).startswith(
+            'memo_search: не хватает обязательного аргумента "path"\nиспользование: '
+        )
         r = await c.call_tool("memo_status", {"path": str(missing)})
         assert (r.is_error, text_of(r)) == (
             True,
-            f"path does not exist: {missing}; give an existing folder of notes, e.g. ~/notes",
+            f"путь не существует: {missing}; укажите существующую папку с заметками, "
+            "например ~/notes",
         )
         r = await c.call_tool("memo_status", {"path": "/"})
-        assert r.is_error and text_of(r).startswith("/ is outside the folders memo may use")
+        assert r.is_error and text_of(r).startswith("/ лежит вне папок, которые memo разрешено")
 
 
 # -- HTTP only: health, token, Host/Origin, raw JSON-RPC -----------------------------------
@@ -344,13 +347,13 @@ def test_public_bind_without_token_refuses_to_start(tmp_path: Path) -> None:
     )
     assert done.returncode == 2 and done.stdout == b""
     err = done.stderr.decode()
-    assert "refusing to listen on 0.0.0.0" in err and "MEMO_TOKEN" in err
+    assert "не слушаю 0.0.0.0 без токена" in err and "MEMO_TOKEN" in err
 
 
 def test_bad_port_in_env_refuses_to_start(tmp_path: Path) -> None:
     env = server_env(tmp_path) | {"MEMO_HTTP_PORT": "http"}
     done = subprocess.run([str(MEMO_MCP), "--http"], capture_output=True, env=env, timeout=60)
-    assert done.returncode == 2 and "MEMO_HTTP_PORT='http' is not a port number" in (
+    assert done.returncode == 2 and "MEMO_HTTP_PORT='http' — не номер порта" in (
         done.stderr.decode()
     )
 
@@ -362,7 +365,7 @@ def test_stop_frees_the_port_for_the_next_start(tmp_path: Path) -> None:
     # The port is taken while it runs: a second server says so and exits non-zero.
     clash = HttpServer(tmp_path, port)
     assert clash.proc.wait(timeout=60) != 0
-    assert "address already in use" in clash.stderr().lower()
+    assert "адрес уже занят" in clash.stderr()
     assert first.stop() == 0, first.stderr()
     # Started again on the same port (from MEMO_HTTP_PORT this time), without a token.
     again = HttpServer(tmp_path, None, env=server_env(tmp_path) | {"MEMO_HTTP_PORT": str(port)})

@@ -77,14 +77,14 @@ async def test_the_path_is_confined_and_made_absolute(
             with pytest.raises(MCPError) as err:
                 await c.get_prompt(name, {first: "q", "path": str(outside)})
             assert err.value.error.message.startswith(
-                f"{outside} is outside the folders memo may use ({tmp_path})"
+                f"{outside} лежит вне папок, которые memo разрешено использовать ({tmp_path})"
             )
         with pytest.raises(MCPError) as err:
             await c.get_prompt("search_notes", {"question": "q", "path": str(tmp_path / "no")})
-        assert err.value.error.message.startswith("path does not exist:")
+        assert err.value.error.message.startswith("путь не существует:")
         with pytest.raises(MCPError) as err:
             await c.get_prompt("search_notes", {"question": "  ", "path": str(notes)})
-        assert err.value.error.message == "question is empty: say what to look for"
+        assert err.value.error.message == "question пуст: напишите, что искать"
         with pytest.raises(MCPError) as err:
             await c.get_prompt("search_notes", {"question": "q"})
         assert "path" in err.value.error.message

@@ -177,18 +177,20 @@ async def test_notes_outside_the_roots_or_not_notes_are_refused(
     (notes / ".memo" / "x.md").write_text("# hidden\n")
     async with client(allowed) as c:
         text = await refused(c, note_uri(secret, "s.md"))
-        assert text.startswith(f"{secret} is outside the folders memo may use ({allowed})")
+        assert text.startswith(f"{secret} лежит вне папок, которые memo разрешено использовать")
         for rel in ("link-out/s.md", "s.md"):
-            assert await refused(c, note_uri(notes, rel)) == f"{rel} leads outside {notes}"
-        assert "not a Markdown note" in await refused(c, note_uri(notes, "data.txt"))
-        assert "not a Markdown note" in await refused(c, note_uri(notes, "home"))
-        assert "hidden folder" in await refused(c, note_uri(notes, ".memo/x.md"))
-        assert await refused(c, note_uri(notes, "nope.md")) == f"no such note: nope.md in {notes}"
+            assert await refused(c, note_uri(notes, rel)) == f"{rel} ведёт за пределы {notes}"
+        assert "не заметка Markdown" in await refused(c, note_uri(notes, "data.txt"))
+        assert "не заметка Markdown" in await refused(c, note_uri(notes, "home"))
+        assert "скрытых папок" in await refused(c, note_uri(notes, ".memo/x.md"))
+        assert (
+            await refused(c, note_uri(notes, "nope.md")) == f"нет такой заметки: nope.md в {notes}"
+        )
         assert "Unknown resource" in await refused(c, note_uri(notes, "../secret/s.md"))
         assert "Unknown resource" in await refused(c, note_uri(notes) + "%2E%2E/x.md")
         text = await refused(c, note_uri(notes / "garden.md", "x.md"))
-        assert text.startswith("not a directory:")
-        assert "relative to the collection" in await refused(c, note_uri(notes, ""))
+        assert text.startswith("это не папка:")
+        assert "относительно коллекции" in await refused(c, note_uri(notes, ""))
 
 
 async def test_notes_the_index_leaves_out_are_refused(allowed: Path) -> None:
@@ -213,8 +215,8 @@ async def test_notes_the_index_leaves_out_are_refused(allowed: Path) -> None:
             (notes / "home", "wip.md"),
         ]:
             text = await refused(c, note_uri(folder, rel))
-            assert "left out by .gitignore or .memoignore" in text, (folder, rel)
-        assert "hidden folder" in await refused(c, note_uri(notes, ".obsidian/o.md"))
+            assert "исключена правилами .gitignore или .memoignore" in text, (folder, rel)
+        assert "скрытых папок" in await refused(c, note_uri(notes, ".obsidian/o.md"))
         assert await read(c, note_uri(notes, "home/backup.md")) == BACKUP
         got = await c.complete(NOTE_REF, {"name": "path", "value": ""}, {"collection": str(notes)})
         assert got.completion.values == ["garden.md", "home/backup.md"]
@@ -231,7 +233,7 @@ async def test_a_huge_note_is_cut_at_a_line_end(
     body, note = text.rsplit("\n<!-- ", 1)
     assert big.read_text(encoding="utf-8").startswith(body) and body.endswith("\n")
     assert len(body.encode()) <= 100
-    assert note.startswith(f"memo: cut here, the first {len(body.encode())} of ")
+    assert note.startswith(f"memo: здесь обрезано, первые {len(body.encode())} из ")
 
 
 # -- completions -------------------------------------------------------------------------

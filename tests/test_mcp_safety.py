@@ -40,8 +40,8 @@ def arguments(tool: str, path: str) -> dict[str, Any]:
 def outside_text(path: str, roots: list[Path]) -> str:
     names = ", ".join(str(r) for r in roots)
     return (
-        f"{path} is outside the folders memo may use ({names}); "
-        "add it with MEMO_ROOTS or --root when starting memo-mcp"
+        f"{path} лежит вне папок, которые memo разрешено использовать ({names}); "
+        "добавьте её через MEMO_ROOTS или --root при запуске memo-mcp"
     )
 
 
@@ -148,12 +148,12 @@ def test_path_errors_inside_the_roots_stay_path_errors(guarded: WireServer, plac
     missing = place / "allowed" / "nowhere"
     result = guarded.tool("memo_status", {"path": str(missing)})
     assert result["isError"] is True
-    assert result["content"][0]["text"].startswith(f"path does not exist: {missing}; ")
+    assert result["content"][0]["text"].startswith(f"путь не существует: {missing}; ")
     for bad in ("", "   ", "\x00", "a\x00b", "x" * 5000):
         result = guarded.tool("memo_status", {"path": bad})
         assert result["isError"] is True, bad
         text = result["content"][0]["text"]
-        assert text.startswith(("path is empty", "path does not exist")), (bad, text)
+        assert text.startswith(("путь пуст", "путь не существует")), (bad, text)
 
 
 def test_home_folders_of_users_answer_alike_whether_the_user_exists(guarded: WireServer) -> None:
@@ -162,8 +162,8 @@ def test_home_folders_of_users_answer_alike_whether_the_user_exists(guarded: Wir
         result = guarded.tool("memo_status", {"path": f"~{user}/notes"})
         text = result["content"][0]["text"]
         assert result["isError"] is True
-        assert text.startswith(f"~{user}/notes is outside the folders memo may use ("), text
-        assert "relative path" not in text
+        assert text.startswith(f"~{user}/notes лежит вне папок, которые memo разрешено"), text
+        assert "относительный путь" not in text
 
 
 def test_roots_from_memo_roots_and_root_arguments(tmp_path: Path) -> None:
@@ -271,28 +271,28 @@ ODD_QUERIES: dict[str, str | None] = {
     "\u202erestic": None,
     "\u0301\u0301": None,
 }
-EMPTY = "the query is empty: say what to look for"
+EMPTY = "запрос пуст: напишите, что искать"
 BAD_QUERIES = {
-    "": "memo_search: bad value for \"query\": String should have at least 1 character (got '')",
+    "": "memo_search: плохое значение \"query\": нужен хотя бы 1 символ (дано '')",
     " ": EMPTY,
     "\t\n\r  ": EMPTY,
 }
 # arguments (beside path and query) -> the first line of the error
 BAD_ARGUMENTS: list[tuple[dict[str, Any], str]] = [
-    ({"k": 0}, 'memo_search: bad value for "k": Input should be greater than or equal to 1'),
-    ({"k": -1}, 'memo_search: bad value for "k": Input should be greater than or equal to 1'),
-    ({"k": 10**6}, 'memo_search: bad value for "k": Input should be less than or equal to 100'),
-    ({"k": 10**30}, 'memo_search: bad value for "k": Input should be less than or equal to 100'),
-    ({"k": 2.5}, 'memo_search: bad value for "k": Input should be a valid integer'),
-    ({"k": "many"}, 'memo_search: bad value for "k": Input should be a valid integer'),
-    ({"k": None}, 'memo_search: bad value for "k": Input should be a valid integer'),
-    ({"mode": "fuzzy"}, 'memo_search: bad value for "mode": Input should be'),
-    ({"mode": "LEX"}, 'memo_search: bad value for "mode": Input should be'),
-    ({"mode": ""}, 'memo_search: bad value for "mode": Input should be'),
-    ({"mode": None}, 'memo_search: bad value for "mode": Input should be'),
-    ({"mode": ["lex"]}, 'memo_search: bad value for "mode": Input should be'),
-    ({"query": 5}, 'memo_search: bad value for "query": Input should be a valid string'),
-    ({"query": None}, 'memo_search: bad value for "query": Input should be a valid string'),
+    ({"k": 0}, 'memo_search: плохое значение "k": нужно не меньше 1'),
+    ({"k": -1}, 'memo_search: плохое значение "k": нужно не меньше 1'),
+    ({"k": 10**6}, 'memo_search: плохое значение "k": нужно не больше 100'),
+    ({"k": 10**30}, 'memo_search: плохое значение "k": нужно не больше 100'),
+    ({"k": 2.5}, 'memo_search: плохое значение "k": нужно целое число'),
+    ({"k": "many"}, 'memo_search: плохое значение "k": нужно целое число'),
+    ({"k": None}, 'memo_search: плохое значение "k": нужно целое число'),
+    ({"mode": "fuzzy"}, 'memo_search: плохое значение "mode": нужно одно из: '),
+    ({"mode": "LEX"}, 'memo_search: плохое значение "mode": нужно одно из: '),
+    ({"mode": ""}, 'memo_search: плохое значение "mode": нужно одно из: '),
+    ({"mode": None}, 'memo_search: плохое значение "mode": нужно одно из: '),
+    ({"mode": ["lex"]}, 'memo_search: плохое значение "mode": нужно одно из: '),
+    ({"query": 5}, 'memo_search: плохое значение "query": нужна строка'),
+    ({"query": None}, 'memo_search: плохое значение "query": нужна строка'),
 ]
 
 
@@ -339,7 +339,7 @@ def check_bad(args: dict[str, Any], is_error: bool, text: str) -> None:
         del extra["query"]
     [first_line] = [line for e, line in BAD_ARGUMENTS if e == extra]
     assert lines[0].startswith(first_line), (args, text)
-    assert lines[-1].startswith('usage: {"path": "~/notes", "query": '), (args, text)
+    assert lines[-1].startswith('использование: {"path": "~/notes", "query": '), (args, text)
 
 
 def no_crash_text(text: str) -> None:

@@ -127,8 +127,8 @@ def test_search_without_path_is_error(wire: WireServer) -> None:
     result = wire.tool("memo_search", {"query": "бэкап"})
     assert result["isError"] is True
     text = result["content"][0]["text"]
-    assert text.startswith('memo_search: missing required argument "path"\n')
-    assert "usage:" in text
+    assert text.startswith('memo_search: не хватает обязательного аргумента "path"\n')
+    assert "\nиспользование: {" in text
 
 
 def test_notification_produces_no_response(wire: WireServer) -> None:
@@ -153,23 +153,23 @@ def test_unknown_tool_is_error_result(wire: WireServer) -> None:
 @pytest.mark.parametrize(
     "arguments, first_line",
     [
-        ({"path": "/x"}, 'memo_search: missing required argument "query"'),
+        ({"path": "/x"}, 'memo_search: не хватает обязательного аргумента "query"'),
         (
             {"path": "/x", "query": "q", "k": 0},
-            'memo_search: bad value for "k": Input should be greater than or equal to 1 (got 0)',
+            'memo_search: плохое значение "k": нужно не меньше 1 (дано 0)',
         ),
         (
             {"path": "/x", "query": "q", "k": 101},
-            'memo_search: bad value for "k": Input should be less than or equal to 100 (got 101)',
+            'memo_search: плохое значение "k": нужно не больше 100 (дано 101)',
         ),
         (
             {"path": "/x", "query": "q", "mode": "fuzzy"},
-            "memo_search: bad value for \"mode\": Input should be 'hybrid', 'lex' or 'vec' "
-            "(got 'fuzzy')",
+            "memo_search: плохое значение \"mode\": нужно одно из: 'hybrid', 'lex' или 'vec' "
+            "(дано 'fuzzy')",
         ),
         (
             {"path": 5, "query": "q"},
-            'memo_search: bad value for "path": Input should be a valid string (got 5)',
+            'memo_search: плохое значение "path": нужна строка (дано 5)',
         ),
     ],
 )
@@ -179,7 +179,7 @@ def test_bad_arguments_are_readable(wire: WireServer, arguments: dict, first_lin
     assert [c["type"] for c in result["content"]] == ["text"]
     lines = result["content"][0]["text"].splitlines()
     assert lines[0] == first_line
-    assert lines[-1].startswith('usage: {"path": "~/notes", "query": ')
+    assert lines[-1].startswith('использование: {"path": "~/notes", "query": ')
 
 
 def test_search_scopes_on_the_wire(wire: WireServer, tmp_path: Path) -> None:
@@ -197,9 +197,9 @@ def test_search_scopes_on_the_wire(wire: WireServer, tmp_path: Path) -> None:
     found = wire.tool("memo_search", {"path": notes, "query": "backup", "under": "home"})
     assert found["isError"] is False and "home/backup.md" in found["content"][0]["text"]
     for scope, says in [
-        ({"under": "a["}, "under 'a[' is not a glob any path can match"),
-        ({"tags": ["#"]}, "not a tag: '#'"),
-        ({"after": "2024-13-01"}, "after: '2024-13-01' is not a date; write an ISO date"),
+        ({"under": "a["}, "under 'a[' — шаблон, которому не подойдёт ни один путь"),
+        ({"tags": ["#"]}, "не тег: '#'"),
+        ({"after": "2024-13-01"}, "after: '2024-13-01' — не дата; напишите дату ISO"),
         ({"after": "2024-06-01", "before": "2024-05-01"}, "after (2024-06-01T00:00:00"),
     ]:
         result = wire.tool("memo_search", {"path": notes, "query": "backup", **scope})
@@ -211,7 +211,7 @@ def test_status_without_path_is_error(wire: WireServer) -> None:
     result = wire.tool("memo_status", {})
     assert result["isError"] is True
     assert result["content"][0]["text"] == (
-        'memo_status: missing required argument "path"\nusage: {"path": "~/notes"}'
+        'memo_status: не хватает обязательного аргумента "path"\nиспользование: {"path": "~/notes"}'
     )
 
 
@@ -232,15 +232,16 @@ def test_path_errors_say_which_path_and_what_to_do(wire: WireServer, tmp_path: P
 
     for tool in ("memo_search", "memo_status", "memo_reindex", "memo_changes"):
         assert error(tool, str(missing)) == (
-            f"path does not exist: {missing}; give an existing folder of notes, e.g. ~/notes"
+            f"путь не существует: {missing}; укажите существующую папку с заметками, "
+            "например ~/notes"
         )
-        assert error(tool, str(a_file)).startswith(f"not a directory: {a_file}; give the folder")
+        assert error(tool, str(a_file)).startswith(f"это не папка: {a_file}; укажите папку")
         text = error(tool, str(empty))
-        assert text.startswith(f"no notes found in {empty}: no *.md file within 2 folder levels")
+        assert text.startswith(f"в {empty} нет заметок: ни одного файла *.md на глубине до 2")
     # A relative path: the agent learns where the server runs.
     text = error("memo_search", "some/relative/notes")
-    assert text.startswith("path does not exist: some/relative/notes; give an existing")
-    assert "working directory" in text and "absolute path" in text
+    assert text.startswith("путь не существует: some/relative/notes; укажите существующую")
+    assert "рабочей папки memo-mcp" in text and "абсолютный путь" in text
 
 
 # -- the tool texts on a real collection ----------------------------------------------------
@@ -348,7 +349,7 @@ def test_progress_token_gets_progress_notifications(wire: WireServer, notes: Pat
     assert progress, wire.notifications
     assert all(p["progressToken"] == "memo-1" for p in progress)
     assert progress[-1]["progress"] == progress[-1]["total"] == 2
-    assert progress[-1]["message"].endswith("2/2 files indexed")
+    assert progress[-1]["message"].endswith("2/2 файлов проиндексировано")
 
 
 def test_stdout_is_jsonrpc_only_so_far(wire: WireServer) -> None:

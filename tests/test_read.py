@@ -21,6 +21,7 @@ from memo_core import (
     NOTE_LIMIT,
     Engine,
     InvalidArgumentError,
+    Lang,
     MemoError,
     NotANoteError,
     OutsideRootsError,
@@ -256,6 +257,12 @@ def test_a_note_over_the_bound_is_cut_and_says_so(engine: Engine, notes: Path) -
         f"; заметка обрезана: прочитаны первые {r.note.kept} из {r.note.size} байт"
     )
     assert rest[-1] == (
+        f"<!-- memo: здесь обрезано, первые {r.note.kept} из {r.note.size} байт; "
+        f"остальное в {notes / 'big.md'} -->"
+    )
+    english = format_read(r, Lang.EN).splitlines()
+    assert english[0].endswith(f"; the note is cut: its first {r.note.kept} of 796 bytes were read")
+    assert english[-1] == (
         f"<!-- memo: cut here, the first {r.note.kept} of {r.note.size} bytes; "
         f"the rest is in {notes / 'big.md'} -->"
     )
@@ -315,16 +322,16 @@ async def test_the_tool_answers_ranges_and_locations(allowed: Path, notes: Path)
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        ({"note": "long.md", "from_line": 5, "to_line": 3}, "from 5 is after to 3: give the "),
-        ({"note": "long.md", "from_line": 0}, 'memo_read: bad value for "from_line"'),
-        ({"note": "long.md", "around": "5"}, 'memo_read: bad value for "around"'),
-        ({}, 'memo_read: missing required argument "note"'),
-        ({"note": "nowhere.md"}, "no such note: nowhere.md in {notes}"),
-        ({"note": "private/p.md"}, "private/p.md is left out by .gitignore or .memoignore"),
-        ({"note": "../secret/s.md"}, "give the note's path relative to the collection"),
-        ({"note": "s.md"}, "s.md leads outside {notes}"),
-        ({"note": "{secret}/s.md:1"}, "{secret} is outside the folders memo may use"),
-        ({"path": "{secret}", "note": "s.md"}, "{secret} is outside the folders memo may use"),
+        ({"note": "long.md", "from_line": 5, "to_line": 3}, "from 5 позже, чем to 3: сначала "),
+        ({"note": "long.md", "from_line": 0}, 'memo_read: плохое значение "from_line"'),
+        ({"note": "long.md", "around": "5"}, 'memo_read: плохое значение "around"'),
+        ({}, 'memo_read: не хватает обязательного аргумента "note"'),
+        ({"note": "nowhere.md"}, "нет такой заметки: nowhere.md в {notes}"),
+        ({"note": "private/p.md"}, "private/p.md исключена правилами .gitignore или .memoignore"),
+        ({"note": "../secret/s.md"}, "укажите путь заметки относительно коллекции"),
+        ({"note": "s.md"}, "s.md ведёт за пределы {notes}"),
+        ({"note": "{secret}/s.md:1"}, "{secret} лежит вне папок, которые memo разрешено"),
+        ({"path": "{secret}", "note": "s.md"}, "{secret} лежит вне папок, которые memo разрешено"),
     ],
 )
 async def test_the_tools_errors_are_error_results(
@@ -375,12 +382,12 @@ def test_memo_read_escapes_what_a_terminal_would_obey(notes: Path, capsys) -> No
 @pytest.mark.parametrize(
     ("argv", "code", "message"),
     [
-        (["long.md", "--from", "5", "--to", "3"], 2, "memo: from 5 is after to 3"),
-        (["long.md", "--around", "0"], 2, "memo: around must be a line number"),
-        (["nowhere.md"], 1, "memo: no such note: nowhere.md in "),
-        (["../x.md"], 1, "memo: give the note's path relative to the collection"),
-        (["long.md", "--from", "x"], 2, "argument --from: invalid int value: 'x'"),
-        ([], 2, "the following arguments are required: note"),
+        (["long.md", "--from", "5", "--to", "3"], 2, "memo: from 5 позже, чем to 3"),
+        (["long.md", "--around", "0"], 2, "memo: around — номер строки, от 1"),
+        (["nowhere.md"], 1, "memo: нет такой заметки: nowhere.md в "),
+        (["../x.md"], 1, "memo: укажите путь заметки относительно коллекции"),
+        (["long.md", "--from", "x"], 2, "аргумент --from: не целое число: 'x'"),
+        ([], 2, "не хватает аргументов: note"),
     ],
 )
 def test_memo_read_exit_codes(

@@ -245,10 +245,10 @@ def test_cli_scopes(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.parametrize(
     ("flags", "says"),
     [
-        (["--under", "a["], "memo: under 'a[' is not a glob any path can match"),
-        (["--tag", ""], "memo: not a tag: ''"),
-        (["--after", "2024-13-01"], "memo: after: '2024-13-01' is not a date"),
-        (["--after", "2024-06-01", "--before", "2024-05-01"], "is later than before"),
+        (["--under", "a["], "memo: under 'a[' — шаблон, которому не подойдёт ни один путь"),
+        (["--tag", ""], "memo: не тег: ''"),
+        (["--after", "2024-13-01"], "memo: after: '2024-13-01' — не дата"),
+        (["--after", "2024-06-01", "--before", "2024-05-01"], "позже, чем before"),
     ],
 )
 def test_cli_bad_scope_is_an_error_line(

@@ -443,7 +443,7 @@ def test_every_name_memo_lists_opens_through_the_uri_memo_builds(tmp_path: Path)
         missing = server.call(
             "resources/read", {"uri": note_uri(os.fsdecode(listed), "nope\udcff.md")}
         )
-        assert "no such note: nope\\xff.md" in missing["error"]["message"]
+        assert "нет такой заметки: nope\\xff.md" in missing["error"]["message"]
         server.check_stdout()
     finally:
         assert server.close() == 0

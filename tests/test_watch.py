@@ -46,7 +46,7 @@ def test_watch_indexes_saved_notes_and_stops_cleanly(notes: Path, tiny_model_dir
     )
     try:
         lines = _lines(proc)
-        assert _next(lines).startswith(f"watching {notes}")
+        assert _next(lines).startswith(f"слежу за {notes}")
         time.sleep(0.3)
         (notes / "weather.md").write_text("# Weather\n\nrain tomorrow\n", encoding="utf-8")
         update = _next(lines)
@@ -59,7 +59,7 @@ def test_watch_indexes_saved_notes_and_stops_cleanly(notes: Path, tiny_model_dir
         assert "удалённых 1" in _next(lines)
         proc.send_signal(signal.SIGTERM)  # Ctrl-C: 130, tests/test_cli_exits.py
         assert proc.wait(timeout=10) == 0
-        assert _next(lines, 5) == "stopped"
+        assert _next(lines, 5) == "остановлено"
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -170,7 +170,7 @@ def test_memo_watch_holds_one_inotify_watcher(notes: Path, tiny_model_dir: Path)
     )
     try:
         lines = _lines(proc)
-        assert _next(lines).startswith(f"watching {notes}")
+        assert _next(lines).startswith(f"слежу за {notes}")
         time.sleep(0.5)
         fds = Path(f"/proc/{proc.pid}/fd")
         links = []

@@ -1,9 +1,172 @@
 """What the formatting layer writes (SPEC "Tool texts"): hits, notices, statuses, changes,
 notes read, refreshes; `key: (Russian, English)`. The Russian texts SPEC quotes are exactly
-as it quotes them."""
+as it quotes them. Layout (`path:line  heading`, the parentheses around a notice, the
+commas between a status's parts) is the formatter's; the words are here."""
 
 from __future__ import annotations
 
 TEXTS: dict[str, tuple[str, str]] = {
+    # -- a search's answer ---------------------------------------------------------------
+    "hits.none": ("ничего не найдено", "nothing found"),
+    "hits.shown_one": ("показан {first}", "hit {first} shown"),
+    "hits.shown_range": ("показаны {first}–{last}", "hits {first}–{last} shown"),
+    "hits.more": (
+        "{shown}; есть ещё: следующая страница — offset {offset}",
+        "{shown}; there are more: the next page is offset {offset}",
+    ),
+    "list.and_more": ("{named} и ещё {more}", "{named} and {more} more"),
+    # Notices: what a reader should know about an answer (`where: ` before most of them).
+    "notice.model_unavailable": (
+        "модель недоступна ({detail}); ответ только по словам",
+        "no model ({detail}); answered by words only",
+    ),
+    "notice.rebuilding": (
+        "индекс перестраивается; ответ по прежнему индексу",
+        "the index is being rebuilt; answered from the previous one",
+    ),
+    "notice.busy": (
+        "индекс обновляется другим процессом; ответ по последнему снимку",
+        "another process is updating the index; answered from its last snapshot",
+    ),
+    "notice.other_model": (
+        "векторы индекса от другой модели; там ответ по словам",
+        "the index's vectors are another model's; answered by words there",
+    ),
+    "notice.unreadable_folder": (
+        "папку {detail} не прочитать; её заметки оставлены в индексе как были",
+        "folder {detail} cannot be read; its notes are kept in the index as they were",
+    ),
+    "notice.refresh_failed": (
+        "обновление индекса не удалось ({detail}); ответ по последнему снимку",
+        "updating the index failed ({detail}); answered from its last snapshot",
+    ),
+    "notice.indexing": (
+        "индексация: {done} из {total} файлов; ответ по уже проиндексированным",
+        "indexing: {done} of {total} files; answered from those indexed so far",
+    ),
+    "notice.indexing_uncounted": (
+        "индексация: файлы ещё считаются; ответ по уже проиндексированным",
+        "indexing: the files are still being counted; answered from those indexed so far",
+    ),
+    "notice.not_indexed": (
+        "пропущено папок с заметками без индекса: {total} ({named}); memo сам не создаёт "
+        "столько индексов: ищите в одной из них или проиндексируйте все: `{command}`",
+        "folders of notes without an index left alone: {total} ({named}); memo does not "
+        "make that many indexes by itself: search one of them, or index them all: `{command}`",
+    ),
+    "notice.embedding": (
+        "векторы: {done} из {total} фрагментов; поиск по смыслу пока по части заметок",
+        "vectors: {done} of {total} chunks; search by meaning covers part of the notes so far",
+    ),
+    "notice.rebuilt_settings": (
+        "индекс перестроен заново: изменились параметры ({detail})",
+        "the index was rebuilt from scratch: its settings changed ({detail})",
+    ),
+    "notice.rebuilt_version": (
+        "индекс перестроен заново: индекс от прежней версии memo",
+        "the index was rebuilt from scratch: it was made by an earlier memo",
+    ),
+    # Why a file was skipped, or that it was cut (`memo index`, `memo://status`).
+    "filenote.empty": ("пуст: искать нечего", "empty: nothing to search"),
+    "filenote.binary": ("пропущен: двоичные данные", "skipped: binary data"),
+    "filenote.unreadable": ("пропущен: не прочитать", "skipped: unreadable"),
+    "filenote.special": ("пропущен: не обычный файл", "skipped: not a regular file"),
+    "filenote.cut": ("обрезан: проиндексирован лишь частично", "cut: indexed only in part"),
+    # --explain: why a hit ranks where it does (4 significant digits).
+    "explain.words": (
+        "слова: BM25 {bm25:.4g} × название {naming:.4g} + близость {proximity:.4g}, "
+        "× масштаб {scale:.4g} = {lex:.4g}",
+        "words: BM25 {bm25:.4g} × title {naming:.4g} + proximity {proximity:.4g}, "
+        "× scale {scale:.4g} = {lex:.4g}",
+    ),
+    "explain.words_none": ("слова: не нашли", "words: not found"),
+    "explain.meaning": ("смысл: косинус {vec:.4g}", "meaning: cosine {vec:.4g}"),
+    "explain.meaning_none": ("смысл: не нашли", "meaning: not found"),
+    "explain.one_side": ("почему: итог {score:.4g}; {side}", "why: score {score:.4g}; {side}"),
+    "explain.hybrid": (
+        "почему: итог {score:.4g} = {lex_weight:.4g} × слова {lex:.4g} + {weight:.4g} × "
+        "смысл {vec:.4g}; {words}; {meaning}; вес смысла {weight:.4g} {origin}",
+        "why: score {score:.4g} = {lex_weight:.4g} × words {lex:.4g} + {weight:.4g} × "
+        "meaning {vec:.4g}; {words}; {meaning}; meaning's weight {weight:.4g} {origin}",
+    ),
+    "explain.by_strength": ("по силе слов {strength:.4g}", "by the words' strength {strength:.4g}"),
+    "explain.constant": ("постоянный", "constant"),
+    # -- status, refresh, reindex, watch -------------------------------------------------
+    "time.never": ("нет", "never"),
+    "status.head": (
+        "{root}: файлов {files}, чанков {chunks}, индекс {updated}",
+        "{root}: files {files}, chunks {chunks}, index {updated}",
+    ),
+    "status.pending": ("ещё не проиндексировано {n}", "not indexed yet {n}"),
+    "status.empty": ("пустых {n}", "empty {n}"),
+    "status.skipped": ("пропущено файлов {n}", "files skipped {n}"),
+    "status.no_vectors": ("без векторов {n}", "without vectors {n}"),
+    "status.unreadable_folders": ("нечитаемых папок {n}", "unreadable folders {n}"),
+    "status.ignored": ("игнорируется {n}", "ignored {n}"),
+    "status.indexing": ("идёт индексация", "indexing under way"),
+    "status.indexing_count": (
+        "идёт индексация: {done} из {total} файлов",
+        "indexing under way: {done} of {total} files",
+    ),
+    "status.embedding": ("идёт расчёт векторов", "vectors being computed"),
+    "status.embedding_count": (
+        "идёт расчёт векторов: {done} из {total} фрагментов",
+        "vectors being computed: {done} of {total} chunks",
+    ),
+    "status.refresh_failed": ("обновление не удалось ({reason})", "update failed ({reason})"),
+    "status.tail": (
+        "отпечаток {fingerprint}, проверено {checked}",
+        "fingerprint {fingerprint}, checked {checked}",
+    ),
     "status.kept_in": ("индекс хранится в {path} ({why})", "index kept in {path} ({why})"),
+    "reindex.done": ("переиндексировано файлов: {files}", "files reindexed: {files}"),
+    "refresh.done": (
+        "файлов: новых {added}, изменённых {changed}, удалённых {deleted}; чанков записано "
+        "{written}, векторов посчитано {embedded}; {seconds:.1f} с",
+        "files: {added} new, {changed} changed, {deleted} deleted; {written} chunks written, "
+        "{embedded} vectors computed; {seconds:.1f} s",
+    ),
+    "watch.update": (
+        "{path}: новых {added}, изменённых {changed}, удалённых {deleted}; векторов "
+        "{embedded} ({seconds:.2f} с)",
+        "{path}: {added} new, {changed} changed, {deleted} deleted; {embedded} vectors "
+        "({seconds:.2f} s)",
+    ),
+    # -- what changed since a fingerprint -------------------------------------------------
+    "changes.delta": (
+        "изменения с {since}: добавлено {added}, изменено {changed}, удалено {removed}",
+        "changes since {since}: {added} added, {changed} changed, {removed} removed",
+    ),
+    "changes.all_unknown": (
+        "отпечаток {since} неизвестен или устарел, поэтому все заметки: {files}",
+        "fingerprint {since} is unknown or too old, so every note: {files}",
+    ),
+    "changes.all": ("все заметки: {files}", "every note: {files}"),
+    "changes.now": (
+        "{head}; отпечаток сейчас {fingerprint}",
+        "{head}; the fingerprint now is {fingerprint}",
+    ),
+    # -- a note read ---------------------------------------------------------------------
+    "read.lines": (
+        "{where}: строки {first}–{last} из {total}",
+        "{where}: lines {first}–{last} of {total}",
+    ),
+    "read.from": ("с {first}", "from {first}"),
+    "read.asked_past_end": (
+        "{head} (просили {asked}: дальше конец заметки)",
+        "{head} (asked for {asked}: the note ends before)",
+    ),
+    "read.beyond": (
+        "{where}: за концом заметки (просили {asked}, а строк в ней {total})",
+        "{where}: past the note's end (asked for {asked}, and it has {total} lines)",
+    ),
+    "read.empty": ("{where}: заметка пуста", "{where}: the note is empty"),
+    "read.cut": (
+        "{head}; заметка обрезана: прочитаны первые {kept} из {size} байт",
+        "{head}; the note is cut: its first {kept} of {size} bytes were read",
+    ),
+    "read.cut_line": (
+        "<!-- memo: здесь обрезано, первые {kept} из {size} байт; остальное в {where} -->",
+        "<!-- memo: cut here, the first {kept} of {size} bytes; the rest is in {where} -->",
+    ),
 }

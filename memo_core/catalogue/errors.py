@@ -31,6 +31,14 @@ TEXTS: dict[str, tuple[str, str]] = {
         "no notes found in {path}: no *.md file within {depth} folder levels; "
         "the nearest notes are in {deeper}: point memo at that folder",
     ),
+    "path.none_indexed": (
+        "ни в одной из {total} папок с заметками в {path} нет индекса ({named}), а memo сам "
+        "создаёт не больше {most} новых: ищите в одной из них или сначала проиндексируйте "
+        "все: `{command}`",
+        "none of the {total} folders of notes in {path} has an index ({named}), and memo "
+        "makes at most {most} new ones by itself: search one of them, or index them all "
+        "first with `{command}`",
+    ),
     "path.outside": (
         "{path} лежит вне папок, которые memo разрешено использовать ({roots}); "
         "добавьте её через MEMO_ROOTS или --root при запуске memo-mcp",

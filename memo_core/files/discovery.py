@@ -7,6 +7,7 @@ import shlex
 from collections.abc import Callable
 from pathlib import Path
 
+from memo_core.catalogue import Message
 from memo_core.errors import NoCollectionError, PathNotFoundError
 from memo_core.files.walker import has_notes, index_path, subfolders
 from memo_core.text.escapes import shown
@@ -99,12 +100,16 @@ def within_reach(
     names = ["/".join(r.relative_to(base).parts) for r in new]
     named = tuple(names[:NAMED_FOLDERS])
     if len(new) == len(roots):
-        more = f" and {len(names) - len(named)} more" if len(names) > len(named) else ""
+        listed = ", ".join(shown(n) for n in named)
+        if len(names) > len(named):
+            listed = Message("list.and_more", named=listed, more=len(names) - len(named))
         raise NoCollectionError(
-            f"none of the {len(names)} folders of notes in {base} has an index "
-            f"({', '.join(shown(n) for n in named)}{more}), and memo makes at most "
-            f"{MAX_NEW_INDEXES} new ones by itself: search one of them, or index them all "
-            f"first with `{_index_command(base)}`"
+            "path.none_indexed",
+            total=len(names),
+            path=base,
+            named=listed,
+            most=MAX_NEW_INDEXES,
+            command=_index_command(base),
         )
     kept = [r for r in roots if r not in new]
     command = _index_command(base)
