@@ -37,7 +37,6 @@ from speed import note_titles  # noqa: E402
 from memo_core import DEFAULT_MAX_CHARS, format_hits  # noqa: E402
 
 OLD_HIT_CHARS = 4000  # what a hit carried before issue 22 (values.MAX_HIT_CHARS then)
-UNBOUNDED = 200_000
 QUESTIONS = {
     "en": [
         "How do I create a MAPI profile programmatically?",
@@ -153,7 +152,7 @@ def _chunk_of(store, h):
 def measure(s, queries: list[str]) -> dict:
     before, after, unbudgeted, kept, found, blocks = [], [], [], [], [], []
     for q in queries:
-        full = s.search(q, k=8, mode="lex", refresh=False, max_chars=UNBOUNDED)
+        full = s.search(q, k=8, mode="lex", refresh=False, max_chars=C.WHOLE)
         page = s.search(q, k=8, mode="lex", refresh=False)
         if not full:
             continue

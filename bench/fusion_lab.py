@@ -3,7 +3,8 @@
 ranks them the way the engine would, and nDCG@10 is compared.
 
     python bench/fusion_lab.py ../shared/data/scifact-en ../shared/data/office-dev-en \
-        ../shared/data/office-dev-ru [--queries 300] [--split wide] [--names] [--proximity]
+        ../shared/data/office-dev-ru [--queries 300] [--split wide] [--style sentence] \
+        [--names] [--proximity]
 
 Sets: SciFact train (its qrels), and the four office-dev directions of crossling.py's train
 split. Policies: fixed dense weights, and weights gated by the query's word coverage (the
@@ -177,7 +178,7 @@ def judged_queries(args, embedder, tuning) -> dict[str, tuple[Path, list, bool]]
     if getattr(args, "pages", 0):
         en, ru = crossling.subsets(args.en, args.ru, args.queries, args.pages, args.workdir)
     for direction, pairs in crossling.judged_sets(
-        args.en, args.ru, args.queries, args.split
+        args.en, args.ru, args.queries, args.split, style=args.style
     ).items():
         ds = ru if direction.endswith("ru") else en
         root = C.cached_index(ds, args.workdir, tuning, embedder)[0]
@@ -240,6 +241,7 @@ def main(argv: list[str] | None = None) -> dict:
         help="tune on train or wide (all SciFact train; office-dev train + 900 more pages)",
     )
     p.add_argument("--pages", type=int, default=0, help="office-dev: index only N pages a set")
+    p.add_argument("--style", default="title", choices=("title", "sentence"), help="crossling's")
     p.add_argument("--names", action="store_true", help="also compare the naming boosts")
     p.add_argument("--proximity", action="store_true", help="also compare proximity settings")
     C.add_model_args(p)
