@@ -276,7 +276,9 @@ def test_lex_search_finds_english_note_by_word(wire: WireServer, notes: Path) ->
 
 def test_status_and_reindex_texts(wire: WireServer, notes: Path) -> None:
     before = wire.text("memo_status", {"path": str(notes)})
-    assert before.startswith(f"{notes}: файлов 0, чанков 0, индекс нет, отпечаток ")
+    assert before.startswith(
+        f"{notes}: файлов 0, чанков 0, индекс нет, ещё не проиндексировано 2, отпечаток "
+    )
     wire.text("memo_search", {"path": str(notes), "query": "малина"})
     status = wire.text("memo_status", {"path": str(notes)})
     m = STATUS.match(status)
