@@ -71,7 +71,7 @@ def test_hybrid_without_model_falls_back_to_words_and_says_so(notes: Path) -> No
 
 
 def test_vec_without_model_is_a_clear_error(notes: Path) -> None:
-    with Searcher(notes) as s, pytest.raises(ModelUnavailableError, match="mode 'lex'"):
+    with Searcher(notes) as s, pytest.raises(ModelUnavailableError, match="use mode lex or hybrid"):
         s.search("borscht", mode="vec")
 
 
