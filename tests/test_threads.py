@@ -175,8 +175,8 @@ def test_a_reopened_reader_never_gets_a_stale_matrix(
     try:
         assert again.data_version() == then  # what let the old cache pass the stale copy
         cache.sync(again)
-        now = again.vector_ids()
-        assert sorted(cache.ids) == sorted(now)
-        assert np.array_equal(cache.matrix, again.vectors(cache.ids, again.vector_key()[2])[1])
+        ids, matrix = cache.live()
+        assert sorted(ids) == sorted(again.vector_ids())
+        assert np.array_equal(matrix, again.vectors(ids, again.vector_key()[2])[1])
     finally:
         again.close()

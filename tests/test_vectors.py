@@ -61,9 +61,10 @@ def test_sync_without_commits_reads_nothing(notes: Path, tiny_embedder: Embedder
     assert store is not None
     cache = VectorCache()
     cache.sync(store)
-    matrix = cache.matrix
+    statements: list[str] = []
+    store.db.exec_trace = lambda _cursor, sql, _bindings: statements.append(sql) or True
     cache.sync(store)
-    assert cache.matrix is matrix and len(cache.ids) == 5
+    assert statements == ["PRAGMA data_version"] and len(cache.live()[0]) == 5
     store.close()
 
 

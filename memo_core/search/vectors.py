@@ -4,23 +4,37 @@ The vectors live in the index's vec0 table (the record, written with everything 
 transaction). Searching them there is a brute-force scan through SQLite pages, measured at
 4-7x slower than one numpy matrix product over the same vectors (BENCHMARKS.md), so the
 reader keeps a copy in memory and follows the file's changes: `PRAGMA data_version` says
-whether anyone committed since the last look; then only added and removed rows move.
+whether anyone committed since the last look; then only added and removed vectors move.
 `data_version` is a count of one connection's own, and a new connection starts it afresh,
 so it is only compared with what the same connection said: after a reconnect (idle
-collections released, a replaced index reopened) the ids are compared, always.
+collections released, a replaced index reopened) vec0's storage is compared, always.
 
-That is exact because a chunk id never changes its vector while the store's vector key
-(generation, model, dimension) stays: ids come from AUTOINCREMENT (never reused), and a
+What changed is read from vec0's storage (`Store.vector_slots`): a few bytes per vector say
+which slot holds which chunk's vector, and a slot whose bytes are as last seen holds the same
+vector. That is exact because a chunk id never changes its vector while the store's vector
+key (generation, model, dimension) stays: ids come from AUTOINCREMENT (never reused), and a
 rebuild or a model change sets a new key, which reloads everything.
+
+A change costs what changed: new vectors are appended into spare rows (the matrix grows by
+half when full), removed ones leave a tombstone (id -1, never scored), and the rows are
+compacted once tombstones pass a quarter of them, so no change copies the whole matrix but
+the few that follow many removals.
 """
 
 from __future__ import annotations
 
 import weakref
+from contextlib import nullcontext
 
 import numpy as np
 
-from memo_core.index.store import Store
+from memo_core.index.store import Store, VectorSlots
+
+# Compact when this share of the rows are tombstones: each compaction (one copy of the
+# live rows) follows at least that many removals, so it is amortised over them.
+COMPACT_SHARE = 0.25
+SPARE = 4096  # rows left spare after a load or compaction: an edit's vectors fit
+GROWTH = 1.5  # spare rows: the matrix grows by this factor when an append does not fit
 
 
 class VectorCache:
@@ -30,13 +44,24 @@ class VectorCache:
         self._store: weakref.ref[Store] | None = None
         self._version: int | None = None
         self._key: tuple[str | None, str | None, int] | None = None
-        self.ids = np.empty(0, np.int64)
-        self.matrix = np.empty((0, 0), np.float32)
+        # Rows [0, _n) are in use: a chunk id, or -1 (a tombstone); rows beyond, spare.
+        self._ids = np.empty(0, np.int64)
+        self._matrix = np.empty((0, 0), np.float32)
+        self._n = 0
+        self._dead = 0
+        # vec0's storage as last read, by its chunk id: the slots, and the row of each
+        # slot's vector here (-1: none). None: storage not readable so, reload on change.
+        self._slots: dict[int, tuple[VectorSlots, np.ndarray]] | None = {}
 
     @property
     def model(self) -> str | None:
         """The model whose vectors these are (as of the last sync)."""
         return self._key[1] if self._key else None
+
+    def live(self) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk ids, their vectors) as held now: copies, in the cache's row order."""
+        keep = np.flatnonzero(self._ids[: self._n] >= 0)
+        return self._ids[keep], self._matrix[keep]
 
     def sync(self, store: Store) -> None:
         """Bring the copy up to date with `store` (cheap when nothing was committed)."""
@@ -44,34 +69,115 @@ class VectorCache:
         same = self._store is not None and self._store() is store
         if same and version == self._version:
             return
-        key = store.vector_key()
-        dim = key[2]
-        if key != self._key:
-            self.ids, self.matrix = store.vectors(None, dim)
-        else:
-            now = store.vector_ids()
-            keep = np.isin(self.ids, now)
-            added = np.setdiff1d(now, self.ids, assume_unique=True)
-            if not keep.all() or len(added):
-                _, new = store.vectors(added, dim)
-                self.ids = np.concatenate([self.ids[keep], added])
-                self.matrix = np.vstack([self.matrix[keep], new])
+        with nullcontext() if store.db.in_transaction else store.snapshot():
+            key = store.vector_key()
+            slots = store.vector_slots()
+            if key != self._key or slots is None or self._slots is None:
+                self._load(store, key[2], slots)
+            else:
+                self._apply(store, key[2], slots)
         self._store, self._version, self._key = weakref.ref(store), version, key
+
+    def _load(self, store: Store, dim: int, slots: list[VectorSlots] | None) -> None:
+        ids, self._matrix = store.vectors(None, dim, spare=SPARE)
+        self._n, self._dead = len(ids), 0
+        self._ids = np.full(len(self._matrix), -1, np.int64)
+        self._ids[: self._n] = ids
+        # `vectors` reads the storage in slot order, so row i is the i-th live slot; if it
+        # read otherwise (through vec0's cursor), the map is not trusted: reload on change.
+        if slots is None or (
+            slots and not np.array_equal(np.concatenate([s.ids[s.live] for s in slots]), ids)
+        ):
+            self._slots = None
+            return
+        self._slots, at = {}, 0
+        for s in slots:
+            rows = np.full(len(s.live), -1, np.int64)
+            rows[s.live] = np.arange(at, at + s.count)
+            at += s.count
+            self._slots[s.chunk_id] = (s, rows)
+
+    def _apply(self, store: Store, dim: int, slots: list[VectorSlots]) -> None:
+        """Move what changed in vec0's storage since `_slots` was read: per storage chunk,
+        slots whose bytes differ (a vector removed, added, or a slot reused)."""
+        seen = self._slots or {}
+        # Every row held is removed unless its slot is found holding the same chunk's vector.
+        removed = {cid: rows[old.live] for cid, (old, rows) in seen.items()}
+        now: dict[int, tuple[VectorSlots, np.ndarray]] = {}
+        for s in slots:
+            old, rows = seen.get(s.chunk_id, (None, np.empty(0, np.int64)))
+            if old is not None and old.raw == s.raw:
+                removed.pop(s.chunk_id)
+                now[s.chunk_id] = (old, rows)
+                continue
+            kept = np.zeros(len(s.live), bool)
+            if old is not None and len(old.live) == len(s.live):
+                kept = old.live & s.live & (old.ids == s.ids)
+                removed[s.chunk_id] = rows[old.live & ~kept]
+            new_rows = np.where(kept, rows, -1) if kept.any() else np.full(len(kept), -1)
+            fresh = np.flatnonzero(s.live & ~kept)
+            if len(fresh):
+                vectors = store.slot_vectors(s.chunk_id, dim)[fresh]
+                new_rows[fresh] = self._append(s.ids[fresh], vectors)
+            now[s.chunk_id] = (s, new_rows)
+        for rows in removed.values():
+            self._ids[rows] = -1  # a tombstone: never scored (`nearest` skips ids < 0)
+            self._dead += len(rows)
+        self._slots = now
+        if self._dead > COMPACT_SHARE * self._n:
+            self._compact()
+
+    def _append(self, ids: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+        """Rows for these vectors at the end, growing the matrix geometrically if full."""
+        end = self._n + len(ids)
+        if end > len(self._ids):
+            self._move_to(max(end, int(len(self._ids) * GROWTH)))
+        rows = np.arange(self._n, end)
+        self._ids[rows], self._matrix[rows] = ids, vectors
+        self._n = end
+        return rows
+
+    def _compact(self) -> None:
+        keep = self._ids[: self._n] >= 0
+        renumber = np.cumsum(keep) - 1  # a live row's row after
+        self._move_to(int(renumber[-1]) + 1 + SPARE, keep)
+        self._n, self._dead = int(renumber[-1]) + 1, 0
+        for _, rows in (self._slots or {}).values():
+            held = rows >= 0
+            rows[held] = renumber[rows[held]]
+
+    def _move_to(self, capacity: int, keep: np.ndarray | None = None) -> None:
+        """New arrays of `capacity` rows, the rows in use (those in `keep`) copied to their
+        start, straight from the old ones (no copy in between)."""
+        ids = np.full(capacity, -1, np.int64)
+        matrix = np.empty((capacity, self._matrix.shape[1]), np.float32)
+        n = self._n if keep is None else int(keep.sum())
+        if keep is None:
+            ids[:n], matrix[:n] = self._ids[:n], self._matrix[:n]
+        else:
+            np.compress(keep, self._ids[: self._n], out=ids[:n])
+            np.compress(keep, self._matrix[: self._n], axis=0, out=matrix[:n])
+        self._ids, self._matrix = ids, matrix
 
     def nearest(
         self, vector: np.ndarray, k: int, among: np.ndarray | None = None
     ) -> list[tuple[int, float]]:
         """Chunk ids and cosine similarities (vectors are unit length), best first; `among`:
         of these chunk ids only (a search's scope), chosen among them before the k are cut."""
-        if not len(self.ids) or not np.any(vector) or self.matrix.shape[1] != len(vector):
+        n = self._n
+        if n == self._dead or not np.any(vector) or self._matrix.shape[1] != len(vector):
             return []  # nothing indexed, a query the model maps to zero, or another model
+        ids = self._ids[:n]
         # The whole matrix times the query, then the rows in scope: one product, not a copy
-        # of the rows in scope first.
-        scores = self.matrix @ np.asarray(vector, np.float32)
-        rows = np.arange(len(scores)) if among is None else np.flatnonzero(np.isin(self.ids, among))
+        # of the rows in scope first. Tombstones (id -1) are in no scope.
+        scores = self._matrix[:n] @ np.asarray(vector, np.float32)
+        if among is not None:
+            rows = np.flatnonzero(np.isin(ids, among))
+        else:
+            rows = np.flatnonzero(ids >= 0) if self._dead else np.arange(n)
         k = min(k, len(rows))
         if not k:
             return []
         top = rows[np.argpartition(-scores[rows], k - 1)[:k]]
         top = top[np.argsort(-scores[top], kind="stable")]
-        return [(int(self.ids[i]), float(scores[i])) for i in top]
+        return [(int(ids[i]), float(scores[i])) for i in top]
