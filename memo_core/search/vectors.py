@@ -101,26 +101,27 @@ class VectorCache:
         """Move what changed in vec0's storage since `_slots` was read: per storage chunk,
         slots whose bytes differ (a vector removed, added, or a slot reused)."""
         seen = self._slots or {}
-        # Every row held is removed unless its slot is found holding the same chunk's vector.
-        removed = {cid: rows[old.live] for cid, (old, rows) in seen.items()}
+        removed: list[np.ndarray] = []
         now: dict[int, tuple[VectorSlots, np.ndarray]] = {}
         for s in slots:
             old, rows = seen.get(s.chunk_id, (None, np.empty(0, np.int64)))
             if old is not None and old.raw == s.raw:
-                removed.pop(s.chunk_id)
                 now[s.chunk_id] = (old, rows)
                 continue
             kept = np.zeros(len(s.live), bool)
             if old is not None and len(old.live) == len(s.live):
                 kept = old.live & s.live & (old.ids == s.ids)
-                removed[s.chunk_id] = rows[old.live & ~kept]
+            if old is not None:
+                removed.append(rows[old.live & ~kept])
             new_rows = np.where(kept, rows, -1) if kept.any() else np.full(len(kept), -1)
             fresh = np.flatnonzero(s.live & ~kept)
             if len(fresh):
-                vectors = store.slot_vectors(s.chunk_id, dim)[fresh]
+                vectors = store.slot_vectors(s.chunk_id, dim, fresh)
                 new_rows[fresh] = self._append(s.ids[fresh], vectors)
             now[s.chunk_id] = (s, new_rows)
-        for rows in removed.values():
+        # Storage chunks gone altogether (sqlite-vec 0.1 keeps even empty ones).
+        removed += [rows[old.live] for cid, (old, rows) in seen.items() if cid not in now]
+        for rows in removed:
             self._ids[rows] = -1  # a tombstone: never scored (`nearest` skips ids < 0)
             self._dead += len(rows)
         self._slots = now
