@@ -8,7 +8,13 @@ For each size (a generated vault of small notes in 50 folders):
  2. freshness when nothing changed, side by side in one loop: a bare stat walk, a refresh
     that walks, a refresh told by the OS (inotify), and a warm `lex` search with either;
  3. edits, creates and deletes made just before a call: the share seen by that call;
- 4. memo-mcp at rest: resident memory after answering one search of the vault.
+ 4. memo-mcp at rest: resident memory after answering one search of the vault;
+ 5. vectors (unless --no-vectors), with a stand-in model (a fixed unit vector per text, so
+    the model's cost is left out): reading every vector through vec0's cursor and from its
+    storage, the first vector search after a start, and what one edit adds to the next lex
+    and hybrid search, with `--old CHECKOUT` side by side with that source tree of memo
+    (e.g. `git worktree add /tmp/memo-old <commit>`: the same index serves both, while the
+    schema stays), each engine in a child process.
 Then, with --office: a fresh copy of that set, memo-mcp from cold, the first `memo_search`
 (time, and its first line), `memo_status` and a second search, and the time until a
 search answers in full.
@@ -113,6 +119,134 @@ def freshness(root: Path, rounds: int) -> dict:
     return out
 
 
+# Run in a child process by `vectors`, with the memo_core of the source tree in PYTHONPATH:
+# argv: root, rounds, the bench folder, "index" or "measure".
+VECTOR_CHILD = """
+import hashlib, json, statistics, sys, time
+from pathlib import Path
+import numpy as np
+sys.path.insert(0, sys.argv[3])
+import memo_core
+from memo_core import Embedder, Engine, ModelSource
+from _floor import walk_stat
+
+class StandIn(Embedder):
+    model_id, dim = "stand-in-384", 384
+
+    def embed_batch(self, texts, *, query=False):
+        out = np.empty((len(texts), self.dim), np.float32)
+        for i, t in enumerate(texts):
+            seed = hashlib.blake2b(t.encode(), digest_size=8).digest()
+            out[i] = np.random.default_rng(int.from_bytes(seed, 'little')).standard_normal(384)
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+root, rounds = Path(sys.argv[1]), int(sys.argv[2])
+out = {'memo_core': memo_core.__file__}
+with Engine(models=ModelSource(StandIn()), notify=True) as e:
+    t = time.perf_counter()
+    if sys.argv[4] == 'index':
+        e.refresh(root)
+        out['index_s'] = time.perf_counter() - t
+        print(json.dumps(out))
+        sys.exit()
+    e.search(root, 'word7', mode='lex')
+    out['first_lex_s'] = time.perf_counter() - t
+    t = time.perf_counter()
+    e.search(root, 'note about word7', mode='vec')
+    out['first_vec_s'] = time.perf_counter() - t
+    times = {k: [] for k in ('walk', 'lex', 'lex after edit', 'hybrid', 'hybrid after edit')}
+    note = root / 'area00' / 'topic0' / 'edited.md'
+    seen = 0
+
+    def timed(key, fn):
+        t = time.perf_counter()
+        got = fn()
+        times[key].append(time.perf_counter() - t)
+        return got
+
+    for i in range(rounds):
+        for mode in ('lex', 'hybrid'):
+            timed('walk', lambda: walk_stat(str(root)))
+            e.search(root, f'word{i}', mode=mode)  # settles the other mode's edit
+            timed(mode, lambda: e.search(root, f'word{i + 1}', mode=mode))
+            note.write_text(f'# Edited\\n\\n{mode}{i}x edited\\n', encoding='utf-8')
+            hits = timed(mode + ' after edit', lambda: e.search(root, f'{mode}{i}x', mode=mode))
+            seen += bool(hits) and hits[0].relpath.endswith('edited.md')
+    note.unlink()
+    e.refresh(root)
+    out['ms'] = {k: statistics.median(v) * 1e3 for k, v in times.items()}
+    out['edits_seen'] = seen / (2 * rounds)
+print(json.dumps(out))
+"""
+
+
+def vector_child(root: Path, rounds: int, what: str, checkout: Path | None) -> dict:
+    """VECTOR_CHILD in a fresh process, with this repository's memo_core or `checkout`'s."""
+    src = checkout or Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    bench = str(Path(__file__).resolve().parent)
+    cmd = [sys.executable, "-c", VECTOR_CHILD, str(root), str(rounds), bench, what]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env, cwd=src)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert Path(got["memo_core"]).is_relative_to(src), got["memo_core"]
+    return got
+
+
+def vector_reads(root: Path) -> dict:
+    """Every vector read through vec0's cursor (a call per row) and from its storage."""
+    from memo_core.index.store import Store
+
+    store = Store.open_existing(root / ".memo" / "index.db")
+    assert store is not None
+    try:
+        dim = store.vector_key()[2]
+        by_row, _ = C.timed(lambda: list(store.db.execute("SELECT rowid, embedding FROM vec")))
+        fast, (ids, _) = C.timed(lambda: store.vectors(None, dim))
+        return {"vectors": len(ids), "by_row_s": by_row, "storage_s": fast}
+    finally:
+        store.close()
+
+
+def vectors(root: Path, rounds: int, old: Path | None) -> dict:
+    out: dict = {"index": vector_child(root, 0, "index", None)}
+    out["reads"] = vector_reads(root)
+    out["new"] = vector_child(root, rounds, "measure", None)
+    if old:
+        out["old"] = vector_child(root, rounds, "measure", old)
+    return out
+
+
+def print_vectors(v: dict) -> None:
+    r = v["reads"]
+    print(
+        f"   vectors (stand-in model): {r['vectors']} indexed in {v['index']['index_s']:.1f} s; "
+        f"all read through vec0 {r['by_row_s']:.2f} s, from its storage {r['storage_s']:.3f} s"
+    )
+    sides = [s for s in ("old", "new") if s in v]
+    print("   " + " " * 34 + "".join(f"{s:>22}" for s in sides))
+    for label, key in (
+        ("first lex search after a start", "first_lex_s"),
+        ("first vec search after it", "first_vec_s"),
+    ):
+        print(f"   {label:34}" + "".join(f"{v[s][key]:20.3f} s" for s in sides))
+    for mode in ("lex", "hybrid"):
+        cells = []
+        for s in sides:
+            ms = v[s]["ms"]
+            added = ms[f"{mode} after edit"] - ms[mode]
+            cells.append(f"{added:8.1f} ms {added / ms['walk']:6.3f}x walk")
+        print(
+            f"   {'one edit adds to a ' + mode + ' search':34}" + "".join(f"{c:>22}" for c in cells)
+        )
+    for s in sides:
+        ms = v[s]["ms"]
+        print(
+            f"   {s}: walk {ms['walk']:.1f} ms; lex {ms['lex']:.1f} / after an edit "
+            f"{ms['lex after edit']:.1f} ms; hybrid {ms['hybrid']:.1f} / after an edit "
+            f"{ms['hybrid after edit']:.1f} ms; edits seen {v[s]['edits_seen']:.0%}"
+        )
+
+
 class Stdio:
     """memo-mcp over stdio, one JSON line at a time."""
 
@@ -199,6 +333,8 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--rounds", type=int, default=60)
     p.add_argument("--model", action="store_true", help="the full index with the model too")
     p.add_argument("--office", type=Path, default=None, help="a data set for the cold start")
+    p.add_argument("--no-vectors", action="store_true", help="leave out step 5 (vectors)")
+    p.add_argument("--old", type=Path, default=None, help="memo's source tree to compare with")
     p.add_argument("--workdir", type=Path, default=C.DEFAULT_WORKDIR)
     p.add_argument("--json", type=Path, default=None)
     args = p.parse_args(argv)
@@ -223,6 +359,9 @@ def main(argv: list[str] | None = None) -> dict:
             f"   memo-mcp after one search: {a['rss_mb']:.0f} MB resident "
             f"(that search {a['first_search_s']:.2f} s, from cold)"
         )
+        if not args.no_vectors:
+            r["vectors"] = vectors(root, max(3, args.rounds // 6), args.old)
+            print_vectors(r["vectors"])
         out[str(n)] = r
     if args.office:
         out["cold"] = c = first_answer(args.office, args.workdir)
