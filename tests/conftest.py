@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import textwrap
 from pathlib import Path
 
@@ -153,3 +154,11 @@ def as_schema_2(index: Path) -> None:
         db.execute("DELETE FROM meta WHERE key = 'fingerprint_sum'")
         db.execute("PRAGMA user_version = 2")
     db.close()
+
+
+def default_sigint() -> None:
+    """`preexec_fn` of a child a test interrupts with SIGINT: Ctrl-C as a terminal sends it.
+    A shell without job control (a CI script's `cmd &`) starts its jobs with SIGINT
+    ignored and children inherit that; memo then rightly ignores it too (a background job
+    is not Ctrl-C's), and the test would wait for an exit that never comes."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

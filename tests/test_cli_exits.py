@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import default_sigint
 
 from memo_core import MAX_CHARS_RANGE, MAX_K, MAX_OFFSET
 
@@ -226,6 +227,7 @@ def test_watch_stops_on_a_signal(watched: tuple[Path, int], signum: int, expecte
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, **ENV},
+        preexec_fn=default_sigint,
     )
     try:
         lines = _lines(proc)

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import write_notes
+from conftest import default_sigint, write_notes
 
 from memo_core import Engine, FileNote, ModelSource
 from memo_core.text.chunking import chunk_markdown
@@ -53,6 +53,7 @@ def test_watch_shows_a_hostile_folder_name_escaped(tmp_path: Path) -> None:
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        preexec_fn=default_sigint,
     )
     assert proc.stdout is not None and proc.stderr is not None
     out_pipe = proc.stdout

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import write_notes
+from conftest import default_sigint, write_notes
 
 from memo_cli.watch import watch
 from memo_core import Engine, ModelSource, Searcher
@@ -167,6 +167,7 @@ def test_memo_watch_holds_one_inotify_watcher(notes: Path, tiny_model_dir: Path)
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=default_sigint,
     )
     try:
         lines = _lines(proc)
