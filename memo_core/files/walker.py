@@ -5,10 +5,11 @@ resources and completions all use these, so they never disagree about what a not
 
 from __future__ import annotations
 
+import bisect
 import errno
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -186,12 +187,22 @@ class Changes:
     def __bool__(self) -> bool:
         return bool(self.dirs or self.trees)
 
-    def covers(self, rel: str) -> bool:
-        """Whether looking at these folders again tells whether the note `rel` exists."""
-        if any(rel.startswith(t) for t in self.trees):
-            return True
-        folder = rel[: rel.rfind("/") + 1]
-        return folder in self.dirs
+    def covered(self, folders: Sequence[str]) -> list[str]:
+        """Of `folders` (sorted, each '/'-terminated, '' the root), those whose notes looking
+        at these folders again tells of: a folder of `dirs`, or one below a tree. Found by
+        bisection, so a change costs what it names, not the number of folders."""
+        found = [d for d in self.dirs if _among(folders, d)]
+        for t in self.trees:
+            at = bisect.bisect_left(folders, t)
+            while at < len(folders) and folders[at].startswith(t):
+                found.append(folders[at])
+                at += 1
+        return found
+
+
+def _among(folders: Sequence[str], folder: str) -> bool:
+    at = bisect.bisect_left(folders, folder)
+    return at < len(folders) and folders[at] == folder
 
 
 def scan(root: Folder | Path, below: str = "", *, deep: bool = True) -> Scan:

@@ -184,9 +184,7 @@ class Indexer:
         stats.two_names |= found.two_names
         stats.walked |= changes is None
         scanned = found.files
-        known = self.store.file_stats()
-        if changes is not None:
-            known = {rel: st for rel, st in known.items() if changes.covers(rel)}
+        known = self.store.file_stats(changes)
         for unreadable in found.unreadable:
             stats.notices.append(
                 Notice(NoticeKind.UNREADABLE_FOLDER, self.root.path, unreadable or ".")

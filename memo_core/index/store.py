@@ -10,6 +10,7 @@ transaction, so chunks, words, vectors and the history never disagree on disk.
 
 from __future__ import annotations
 
+import bisect
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -22,6 +23,7 @@ import apsw
 import numpy as np
 
 from memo_core.files.fsafe import Folder
+from memo_core.files.walker import Changes, FileStat
 from memo_core.index import opening
 from memo_core.index.history import CONTENT, History
 from memo_core.index.rows import ChunkRow, FileState, from_stored, stored
@@ -71,8 +73,11 @@ class Store:
         self.db = db
         self.path = path
         self.history = History(db)  # the content's history: fingerprint, deltas
-        self._stats: dict[str, tuple[int, int]] = {}
-        self._stats_key: tuple[int, int] | None = None
+        self._stats: _FileStats | None = None  # kept between refreshes (`file_stats`)
+        self._stats_version: int | None = None  # `data_version` when they were read
+        # This write transaction's changes to file rows (path: stat, None: gone), for
+        # `_stats` once it commits; None: no write transaction is open.
+        self._pending: dict[str, FileStat | None] | None = None
 
     @classmethod
     def create(cls, path: Path, root: Folder | None = None) -> Store:
@@ -129,14 +134,24 @@ class Store:
     def write(self) -> Iterator[None]:
         """One immediate transaction: all of it lands or none of it does."""
         self.db.execute("BEGIN IMMEDIATE")
+        self._pending = {}
         try:
             yield
             self.history.close_version()  # the fingerprint this transaction led to
         except BaseException:
+            self._pending = None
             self.history.drop_version()
             self.db.execute("ROLLBACK")
             raise
-        self.db.execute("COMMIT")
+        pending, self._pending = self._pending, None
+        try:
+            self.db.execute("COMMIT")
+        except BaseException:
+            self._stats_version = None  # whether it landed is not known: read them again
+            raise
+        if self._stats is not None:
+            for path, st in pending.items():
+                self._stats.set(path, st)
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
@@ -156,6 +171,7 @@ class Store:
         """
         with other.write():
             other.history.adopt(self.history)
+        self._stats_version = None  # every row replaced
         with self.db.backup("main", other.db, "main") as b:
             b.step(-1)
 
@@ -279,21 +295,34 @@ class Store:
 
     # -- files and chunks ---------------------------------------------------------------
 
-    def file_stats(self) -> dict[str, tuple[int, int]]:
-        """(mtime_ns, size) of every indexed file by path; read-only for the caller.
+    def file_stats(self, within: Changes | None = None) -> dict[str, FileStat]:
+        """(mtime_ns, size) of every indexed file by path, or of those in the folders
+        `within` names (as `rescan` looks at them); read-only for the caller, and as
+        of now (this store's next commit changes the whole one in place); called outside
+        write transactions.
 
-        Kept between calls while nobody (this connection or another) has committed, so a
-        refresh that finds nothing changed costs no query beyond that check.
+        Kept between calls while no other connection has committed, and this one's own
+        writes applied to them as they commit: a refresh costs no query beyond that check
+        when nothing changed, and what changed otherwise (not a read of every row).
         """
-        key = (self.data_version(), self.db.total_changes())
-        if self._stats_key != key:
+        version = self.data_version()
+        if self._stats is None or self._stats_version != version:
             rows = self.db.execute("SELECT path, mtime_ns, size FROM files")
-            self._stats = {
-                (path if path[:1] != "/" else from_stored(path)): (mtime, size)
-                for path, mtime, size in rows
-            }
-            self._stats_key = key
-        return self._stats
+            self._stats = _FileStats(
+                {
+                    (path if path[:1] != "/" else from_stored(path)): (mtime, size)
+                    for path, mtime, size in rows
+                }
+            )
+            self._stats_version = version
+        return self._stats.all if within is None else self._stats.within(within)
+
+    def _changed(self, stored_path: str, st: FileStat | None) -> None:
+        """A file row was written (`st`) or deleted (None): for the kept `file_stats`."""
+        if self._pending is None:
+            self._stats_version = None  # written outside `write()`: read them again
+        else:
+            self._pending[from_stored(stored_path)] = st
 
     def file_record(self, path: str) -> FileState | None:
         row = self.db.execute(
@@ -302,9 +331,12 @@ class Store:
         return FileState(*row) if row else None
 
     def touch_file(self, file_id: int, mtime_ns: int, size: int) -> None:
-        self.db.execute(
-            "UPDATE files SET mtime_ns = ?, size = ? WHERE id = ?", (mtime_ns, size, file_id)
+        path = self._scalar(
+            "UPDATE files SET mtime_ns = ?, size = ? WHERE id = ? RETURNING path",
+            (mtime_ns, size, file_id),
         )
+        if path is not None:
+            self._changed(path, (mtime_ns, size))
 
     def upsert_file(
         self, path: str, mtime_ns: int, size: int, h: str, note: FileNote | None
@@ -317,6 +349,7 @@ class Store:
             "size = excluded.size, hash = excluded.hash, note = excluded.note",
             (key, mtime_ns, size, h, note.value if note else None),
         )
+        self._changed(key, (mtime_ns, size))
         # What the row holds now, by the one rule (`CONTENT`: a FIFO has no content).
         self.history.log_change(
             key, old, self._scalar(f"SELECT {CONTENT} FROM files WHERE path = ?", (key,))
@@ -330,6 +363,7 @@ class Store:
         self.db.execute("DELETE FROM tags WHERE file_id = ?", (file_id,))
         self.db.execute("DELETE FROM files WHERE id = ?", (file_id,))
         if row:
+            self._changed(row[0], None)
             self.history.log_change(row[0], row[1], None)
 
     def file_chunks(self, file_id: int) -> list[tuple[int, str]]:
@@ -604,6 +638,44 @@ class Store:
         return bool(
             self._scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vec'")
         )
+
+
+class _FileStats:
+    """The stats `Store.file_stats` keeps: by path, and (from the first call that asks for
+    some folders only) by folder, each change applied to both."""
+
+    def __init__(self, stats: dict[str, FileStat]) -> None:
+        self.all = stats
+        self._folders: list[str] | None = None  # sorted, for `Changes.covered`
+        self._in: dict[str, set[str]] = {}  # folder ('/'-terminated, '' the root): its paths
+
+    def within(self, changes: Changes) -> dict[str, FileStat]:
+        if self._folders is None:
+            for path in self.all:
+                self._in.setdefault(_folder(path), set()).add(path)
+            self._folders = sorted(self._in)
+        return {p: self.all[p] for f in changes.covered(self._folders) for p in self._in[f]}
+
+    def set(self, path: str, st: FileStat | None) -> None:
+        if st is None:
+            self.all.pop(path, None)
+        else:
+            self.all[path] = st
+        if self._folders is None:
+            return
+        folder = _folder(path)
+        paths = self._in.get(folder)
+        if paths is None:
+            paths = self._in[folder] = set()
+            bisect.insort(self._folders, folder)
+        if st is None:
+            paths.discard(path)  # the folder stays, known to hold none
+        else:
+            paths.add(path)
+
+
+def _folder(path: str) -> str:
+    return path[: path.rfind("/") + 1]
 
 
 def _quoted(terms: Sequence[str]) -> list[str]:
