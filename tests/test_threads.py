@@ -14,6 +14,7 @@ import pytest
 import Stemmer
 from conftest import NOTES, write_notes
 from mcp import Client
+from test_vector_updates import assert_held_as_int8
 
 from memo_core import Embedder, Engine, ModelSource, Searcher, Tuning
 from memo_core.index.store import Store
@@ -177,6 +178,6 @@ def test_a_reopened_reader_never_gets_a_stale_matrix(
         cache.sync(again)
         ids, matrix = cache.live()
         assert sorted(ids) == sorted(again.vector_ids())
-        assert np.array_equal(matrix, again.vectors(ids, again.vector_key()[2])[1])
+        assert_held_as_int8(matrix, again.vectors(ids, again.vector_key()[2])[1])
     finally:
         again.close()

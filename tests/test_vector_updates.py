@@ -3,8 +3,9 @@
 A long-lived reader's `VectorCache` follows writers that add, change (a new chunk id for a
 new vector) and delete vectors, in this process and in another, in random order, through
 its tombstones, compactions and growth: its answers must equal a brute force over what the
-index holds, read through vec0 row by row. And the fast read of vec0's storage must equal
-that row-by-row read exactly.
+index holds, read through vec0 row by row (it holds int8 codes, and rescores its candidates
+with the exact vectors). And the fast read of vec0's storage must equal that row-by-row read
+exactly.
 """
 
 from __future__ import annotations
@@ -56,13 +57,20 @@ class Writer:
                 self.store.set_vector(cid, vector)
 
 
+def assert_held_as_int8(held: np.ndarray, exact: np.ndarray) -> None:
+    """The cache holds each vector as int8 codes times a scale (its largest component is
+    ±127): within half a step of the vector."""
+    step = np.abs(exact).max(axis=1, keepdims=True) / 127
+    assert np.all(np.abs(held - exact) <= step / 2 + 1e-7)
+
+
 def _assert_exact(cache: VectorCache, reader: Store, rng: np.random.Generator) -> None:
     cache.sync(reader)
     ids, matrix = _row_by_row(reader)
     got_ids, got = cache.live()
     order, got_order = np.argsort(ids), np.argsort(got_ids)
     assert np.array_equal(got_ids[got_order], ids[order])
-    assert np.array_equal(got[got_order], matrix[order])
+    assert_held_as_int8(got[got_order], matrix[order])
     for q in _unit(rng, 3):
         scores = matrix @ q
         for among in (None, rng.choice(ids, max(1, len(ids) // 3), replace=False)):
@@ -131,4 +139,28 @@ def test_the_fast_read_equals_the_row_by_row_read(tmp_path: Path) -> None:
         ids, matrix = store.vectors(None, DIM)
         want_ids, want = _row_by_row(store)
         assert np.array_equal(ids, want_ids) and np.array_equal(matrix, want)
+    store.close()
+
+
+def test_the_answer_ranks_by_the_exact_vectors_not_the_codes(tmp_path: Path) -> None:
+    """Vectors a hair apart, which int8 codes cannot tell apart (or order wrongly): the
+    answer's order and scores are float32's, read from the index."""
+    path = _new_index(tmp_path)
+    store = Store.create(path)
+    rng = np.random.default_rng(11)
+    query = _unit(rng, 1)[0]
+    base = query + 0.5 * _unit(rng, 1)[0]
+    near = base + 1e-4 * rng.standard_normal((200, DIM)).astype(np.float32)
+    near /= np.linalg.norm(near, axis=1, keepdims=True)
+    with store.write():
+        for cid, vector in enumerate(np.vstack([near, _unit(rng, 2000)]), start=1):
+            store.set_vector(cid, vector)
+    cache = VectorCache()
+    cache.sync(store)
+    ids, matrix = _row_by_row(store)
+    scores = matrix @ query
+    best = np.argsort(-scores, kind="stable")[:5]
+    found = cache.nearest(query, 5)
+    assert [cid for cid, _ in found] == [int(ids[i]) for i in best]
+    assert [s for _, s in found] == pytest.approx([float(scores[i]) for i in best], abs=1e-6)
     store.close()

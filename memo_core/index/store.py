@@ -11,6 +11,7 @@ transaction, so chunks, words, vectors and the history never disagree on disk.
 from __future__ import annotations
 
 import bisect
+import itertools
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -34,6 +35,7 @@ from memo_core.text.frontmatter import normalize_tag
 from memo_core.values import FileNote
 
 T = TypeVar("T")
+_CURSOR_BLOCK = 1024  # vectors a block read through vec0's cursor (`vector_blocks`)
 
 
 @dataclass(frozen=True)
@@ -218,27 +220,37 @@ class Store:
             return np.empty(0, np.int64)
         return np.fromiter((r[0] for r in self.db.execute("SELECT rowid FROM vec")), np.int64)
 
-    def vectors(
-        self, ids: np.ndarray | None, dim: int, spare: int = 0
-    ) -> tuple[np.ndarray, np.ndarray]:
+    def vectors(self, ids: np.ndarray | None, dim: int) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids, float32 matrix of their vectors): all of them (in vec0's storage
-        order), or these in order; `spare`: that many more rows at the matrix's end, left
-        unset, for a caller that appends (unwritten, they take no memory)."""
-        if not self.has_vec_table():
-            return np.empty(0, np.int64), np.empty((spare, dim), np.float32)
+        order, as `vector_blocks` reads them), or these in order (vec0 point lookups)."""
         if ids is None:
-            fast = self._read_blocks(dim, spare)
-            if fast is not None:
-                return fast
-            rows: Iterable[Any] = self.db.execute("SELECT rowid, embedding FROM vec")
-        else:  # vec0 point lookups
-            sql = "SELECT rowid, embedding FROM vec WHERE rowid = ?"
-            rows = [self.db.execute(sql, (int(i),)).fetchone() for i in ids]
-        pairs = list(rows)
-        matrix = np.empty((len(pairs) + spare, dim), np.float32)
+            blocks = list(self.vector_blocks(dim))
+            if not blocks:
+                return np.empty(0, np.int64), np.empty((0, dim), np.float32)
+            return np.concatenate([b[0] for b in blocks]), np.concatenate([b[1] for b in blocks])
+        sql = "SELECT rowid, embedding FROM vec WHERE rowid = ?"
+        pairs: list[Any] = [self.db.execute(sql, (int(i),)).fetchone() for i in ids]
+        matrix = np.empty((len(pairs), dim), np.float32)
         for i, (_, blob) in enumerate(pairs):
             matrix[i] = np.frombuffer(blob, np.float32)
         return np.array([p[0] for p in pairs], np.int64), matrix
+
+    def vector_blocks(self, dim: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Every vector, a block at a time: (chunk ids, float32 [n, dim]), so that a reader
+        that keeps them in another form never holds them all as float32 (call inside a
+        snapshot). In vec0's storage order: one block per storage chunk, its live slots in
+        order; through vec0's own cursor when the storage is not laid out as this reads."""
+        if not self.has_vec_table():
+            return
+        slots = self._readable_slots(dim)
+        if slots is not None:
+            for s in slots:
+                yield s.ids[s.live], self.slot_vectors(s.chunk_id, dim)[s.live]
+            return
+        rows = iter(self.db.execute("SELECT rowid, embedding FROM vec"))
+        while batch := list(itertools.islice(rows, _CURSOR_BLOCK)):
+            ids = np.array([r[0] for r in batch], np.int64)
+            yield ids, np.frombuffer(b"".join(r[1] for r in batch), np.float32).reshape(-1, dim)
 
     def vector_slots(self, chunk_ids: Sequence[int] | None = None) -> list[VectorSlots] | None:
         """vec0's storage chunks (all, or these), as they lie: which slot holds which
@@ -270,26 +282,21 @@ class Store:
                 row[:] = np.frombuffer(blob.read(row.nbytes), np.float32)
         return out
 
-    def _read_blocks(self, dim: int, spare: int) -> tuple[np.ndarray, np.ndarray] | None:
+    def _readable_slots(self, dim: int) -> list[VectorSlots] | None:
         # vec0 read through its own cursor costs a call per row (175k vectors: 4.9 s, 85x
-        # reading the bytes); its storage holds them as chunks of contiguous slots, read
-        # here a chunk at a time. Checked against the row count vec0 keeps, else None.
+        # reading the bytes); its storage holds them as chunks of contiguous slots, read a
+        # chunk at a time when the layout checks out: slots against the row count vec0
+        # keeps, each storage chunk's vector blob against its slots. Else None.
         try:
             count = int(self._scalar("SELECT count(*) FROM vec_rowids"))
             slots = self.vector_slots()
             if slots is None or sum(s.count for s in slots) != count:
                 return None
-            ids = np.empty(count, np.int64)
-            matrix = np.empty((count + spare, dim), np.float32)
-            at = 0
-            for s in slots:
-                block = self.slot_vectors(s.chunk_id, dim)
-                if len(block) != len(s.live):
-                    return None
-                ids[at : at + s.count] = s.ids[s.live]
-                matrix[at : at + s.count] = block[s.live]
-                at += s.count
-            return ids, matrix
+            sql = "SELECT rowid, length(vectors) FROM vec_vector_chunks00"
+            sizes = dict(self.db.execute(sql))
+            if any(sizes.get(s.chunk_id) != len(s.live) * dim * 4 for s in slots):
+                return None
+            return slots
         except (apsw.SQLError, ValueError, TypeError):
             return None
 
