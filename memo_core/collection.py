@@ -75,7 +75,9 @@ class Collection:
         self._db_path: Path | None = None
         self._read_lock = threading.RLock()
         self._reader: Store | None = None
-        self._vectors = VectorCache()
+        # The vectors in memory, loaded by the first vector search; dropped with the
+        # connections when the engine releases an unused collection (its memory budget).
+        self._vectors: VectorCache | None = None
         # The last scope's chunks, for its store (weak: a closed reader is not kept), while
         # the index stays as it was (`_in_scope`).
         self._scoped: tuple[weakref.ref[Store], tuple[object, ...], np.ndarray | None] | None = None
@@ -118,6 +120,18 @@ class Collection:
             self._refresh_lock.release()
         return True
 
+    def release(self) -> bool:
+        """Close the connections and drop the vectors, unless a refresh (in the background
+        or a caller's) is at work: it is left alone, never asked to stop. Whether released;
+        the next use opens and loads them again (the engine's memory budget)."""
+        if not self._refresh_lock.acquire(blocking=False):
+            return False
+        try:
+            self._close_held()
+        finally:
+            self._refresh_lock.release()
+        return True
+
     def _close_held(self) -> None:
         """Close the connections and watches (under the refresh lock)."""
         with self._read_lock:
@@ -125,6 +139,7 @@ class Collection:
                 if store is not None:
                     store.close()
             self._reader = self._writer = None
+            self._vectors = None
             self._freshness.close()
         self._closing = False
         self._stop.clear()
@@ -214,9 +229,10 @@ class Collection:
         if stats and mode != "vec":
             found.chunks, found.term_docs = store.term_stats(terms)
         if qvec is not None and mode != "lex":
-            self._vectors.sync(store)
-            if self._vectors.model in (None, model_id):
-                found.vec = self._vectors.nearest(qvec, n, among)
+            vectors = self._vectors = self._vectors or VectorCache()  # under the read lock
+            vectors.sync(store)
+            if vectors.model in (None, model_id):
+                found.vec = vectors.nearest(qvec, n, among)
             else:
                 found.notices.append(Notice(NoticeKind.OTHER_MODEL, str(self.root)))
         return found

@@ -12,6 +12,7 @@ import logging
 import os
 import threading
 import time
+import weakref
 from collections.abc import Sequence
 from contextlib import ExitStack
 from functools import partial
@@ -65,7 +66,7 @@ from memo_core.values import (
 MAX_QUERY_CHARS = 4000
 MAX_OPEN = 64  # collections whose connections stay open between calls (a few fds each)
 MAX_REFRESHING = 4  # background refreshes at once in one engine
-IDLE_S = 600.0  # a collection unused this long releases its connections and watches
+IDLE_S = 600.0  # a collection unused this long releases its connections, watches and vectors
 UserPath = str | os.PathLike[str]
 
 log = logging.getLogger("memo")
@@ -79,7 +80,8 @@ class Engine:
     the only folders it works in (default: anywhere); `refresh_budget_s`: how long a search
     waits for its refresh (None: until it is done); `notify`: learn about changes from the OS
     (for a long-lived process: a refresh then looks only at what changed); `max_open`: how
-    many collections keep their connections between calls.
+    many collections keep their connections between calls; `idle_s`: after how long unused a
+    collection releases its connections and vectors (loaded again when next used).
     """
 
     def __init__(
@@ -91,6 +93,7 @@ class Engine:
         refresh_budget_s: float | None = DEFAULT_REFRESH_BUDGET_S,
         notify: bool = False,
         max_open: int = MAX_OPEN,
+        idle_s: float = IDLE_S,
     ) -> None:
         require_supported()  # Windows: one clear error (UnsupportedPlatformError), nothing else
         self.tuning = tuning or Tuning()
@@ -108,6 +111,13 @@ class Engine:
         self.max_open = max_open
         self._used: dict[Path, float] = {}  # when each was last used (monotonic)
         self._released: set[Path] = set()
+        # Idle collections are released by a thread of the engine's own, without waiting for
+        # the next call: a server at rest gives their vectors' memory back. Started with the
+        # first collection; `_wake`: look again (a collection was used, or the engine closes).
+        self.idle_s = idle_s
+        self._janitor: threading.Thread | None = None
+        self._wake = threading.Event()
+        self._closed = False
         # A search over hundreds of folders starts a refresh for each: at most this many run
         # at once (each holds connections and reads notes), the rest wait their turn.
         self._refreshing = threading.BoundedSemaphore(MAX_REFRESHING)
@@ -121,6 +131,9 @@ class Engine:
             self._collections.clear()
             self._used.clear()
             self._released.clear()
+            self._closed = True
+            janitor = self._janitor
+        self._wake.set()
         for c in collections:  # all stop together, then share one bounded wait
             c.stop()
         deadline = time.monotonic() + timeout
@@ -134,6 +147,8 @@ class Engine:
                 )
         if self._inotify is not None:
             self._inotify.close()
+        if janitor is not None:
+            janitor.join(max(0.0, deadline - time.monotonic()))
 
     def __enter__(self) -> Engine:
         return self
@@ -181,8 +196,19 @@ class Engine:
                     self._collections[root] = Collection(
                         root, self.tuning, inotify=self._inotify, refreshing=self._refreshing
                     )
+                if root not in self._used or root in self._released:
+                    self._wake.set()  # one more to watch (the others' due times only move on)
                 self._used[root] = now
                 self._released.discard(root)
+            if self._janitor is None and not self._closed:
+                self._janitor = threading.Thread(
+                    target=_tidy,
+                    args=(weakref.ref(self), self._wake),
+                    name="memo-idle",
+                    daemon=True,
+                )
+                weakref.finalize(self, self._wake.set)  # an engine dropped unclosed: it ends
+                self._janitor.start()
             found = [self._collections[r] for r in roots]
             missing = [r for r in self._collections if r not in roots and is_within(r, base)]
         # Folders deleted since: forget them (they are not searched anyway). A refresh of
@@ -194,23 +220,49 @@ class Engine:
                 gone.close(timeout=0)
         return found
 
-    def _spare(self, now: float) -> list[Collection]:
-        """Collections to release (call under the lock): beyond `max_open` by last use, or
-        unused for IDLE_S."""
+    def _spare(self, now: float, *, open_budget: bool = True) -> list[Collection]:
+        """Collections to release (call under the lock): beyond `max_open` by last use (not
+        with `open_budget` False: a call's own collections are not taken from under it), or
+        unused for `idle_s`."""
+        limit = self.max_open if open_budget else len(self._collections)
         order = sorted(self._collections, key=lambda r: self._used.get(r, 0.0), reverse=True)
         spare = [
             r
             for i, r in enumerate(order)
             if r not in self._released
-            and (i >= self.max_open or now - self._used.get(r, 0.0) > IDLE_S)
+            and (i >= limit or now - self._used.get(r, 0.0) > self.idle_s)
         ]
         self._released.update(spare)
         return [self._collections[r] for r in spare]
 
     def _release(self, spare: list[Collection]) -> None:
-        for c in spare:  # their connections and watches; opened again when next used
+        """Release `spare` at a call, which needs their descriptors now: a refresh of theirs
+        under way keeps its own, a finished one is stopped; opened again when next used."""
+        for c in self._still_spare(spare):
             if c.activity() is None:  # a refresh under way keeps its own
                 c.close(timeout=0)  # a call never waits for another's refresh
+
+    def _still_spare(self, spare: list[Collection]) -> list[Collection]:
+        with self._lock:  # not those used again meanwhile (by another thread)
+            return [c for c in spare if c.root in self._released]
+
+    def _tidied(self) -> float | None:
+        """The janitor's round: release what stayed unused for `idle_s` (a refresh at work
+        is never stopped: it counts as use); how long until the next one is due (None:
+        none is open). Those beyond `max_open` are left to the next call."""
+        with self._lock:
+            self._wake.clear()  # a use from here on wakes the next round
+            spare = self._spare(time.monotonic(), open_budget=False)
+        for c in self._still_spare(spare):
+            if not c.release():
+                with self._lock:
+                    if c.root in self._released and c.root in self._collections:
+                        self._released.discard(c.root)
+                        self._used[c.root] = time.monotonic()
+        with self._lock:
+            due = [t for r, t in self._used.items() if r not in self._released]
+        # Just past the first one's due time (`_spare` wants it strictly past).
+        return max(0.0, min(due) + self.idle_s - time.monotonic()) + 0.01 if due else None
 
     def reported(self, path: UserPath) -> bool:
         """Whether the OS reports the changes of every collection under `path` now (after
@@ -464,6 +516,16 @@ class Engine:
         base = resolve_path(folder)
         check_inside(base, self.roots, folder)
         return note_paths(base, self.roots)
+
+
+def _tidy(ref: weakref.ref[Engine], wake: threading.Event) -> None:
+    """The janitor's loop, on a thread of its own: each round releases what stayed unused,
+    then sleeps until the next one is due or `wake` is set. It holds the engine only during
+    a round, so an engine dropped without `close` is still collected (and wakes it to end)."""
+    while (engine := ref()) is not None and not engine._closed:
+        wait = engine._tidied()
+        del engine
+        wake.wait(wait)
 
 
 def _indexed(root: Path) -> bool:
