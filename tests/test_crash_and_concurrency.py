@@ -40,6 +40,11 @@ def check_consistent(db_path: Path) -> tuple[int, int]:
     sqlite_vec.load(db)
     try:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        if not db.execute("SELECT 1 FROM sqlite_master WHERE name = 'chunks'").fetchone():
+            # Killed before its first commit (a loaded machine, a kill at 0.2 s): the file
+            # is there with nothing in it, all or nothing, and the next run builds on it.
+            assert db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+            return 0, 0
         chunks = {r[0] for r in db.execute("SELECT id FROM chunks")}
         file_ids = {r[0] for r in db.execute("SELECT id FROM files")}
         assert {r[0] for r in db.execute("SELECT DISTINCT file_id FROM chunks")} <= file_ids
