@@ -120,7 +120,7 @@ def freshness(root: Path, rounds: int) -> dict:
 
 
 # Run in a child process by `vectors`, with the memo_core of the source tree in PYTHONPATH:
-# argv: root, rounds, the bench folder, "index" or "measure".
+# argv: root, rounds, the bench folder, "index", "measure" or "memory".
 VECTOR_CHILD = """
 import hashlib, json, statistics, sys, time
 from pathlib import Path
@@ -147,6 +147,15 @@ with Engine(models=ModelSource(StandIn()), notify=True) as e:
     if sys.argv[4] == 'index':
         e.refresh(root)
         out['index_s'] = time.perf_counter() - t
+        print(json.dumps(out))
+        sys.exit()
+    if sys.argv[4] == 'memory':  # resident MB serving words only, then the vectors too
+        rss = lambda: int(Path('/proc/self/statm').read_text().split()[1]) * 4096 / 2**20
+        e.search(root, 'word7', mode='lex')
+        out['rss_lex_mb'] = rss()
+        e.search(root, 'note about word7', mode='vec')
+        out['rss_vec_mb'] = rss()
+        out['peak_mb'] = __import__('resource').getrusage(0).ru_maxrss / 1024
         print(json.dumps(out))
         sys.exit()
     e.search(root, 'word7', mode='lex')
@@ -213,7 +222,24 @@ def vectors(root: Path, rounds: int, old: Path | None) -> dict:
     out["new"] = vector_child(root, rounds, "measure", None)
     if old:
         out["old"] = vector_child(root, rounds, "measure", old)
+    out["memory"] = vector_memory(root, old)
     return out
+
+
+def vector_memory(root: Path, old: Path | None) -> dict:
+    """Resident memory serving the vault: after a lex search, then after a vec search
+    (its vectors loaded), with this memo_core and `old`'s, each in a fresh process."""
+    sides = {"new": None, "old": old} if old else {"new": None}
+    return {side: vector_child(root, 0, "memory", src) for side, src in sides.items()}
+
+
+def print_vector_memory(m: dict) -> None:
+    for side, r in m.items():
+        print(
+            f"   {side}: resident {r['rss_lex_mb']:.0f} MB serving words, "
+            f"{r['rss_vec_mb']:.0f} MB with the vectors loaded "
+            f"(+{r['rss_vec_mb'] - r['rss_lex_mb']:.0f} MB; peak {r['peak_mb']:.0f} MB)"
+        )
 
 
 def print_vectors(v: dict) -> None:
@@ -362,6 +388,7 @@ def main(argv: list[str] | None = None) -> dict:
         if not args.no_vectors:
             r["vectors"] = vectors(root, max(3, args.rounds // 6), args.old)
             print_vectors(r["vectors"])
+            print_vector_memory(r["vectors"]["memory"])
         out[str(n)] = r
     if args.office:
         out["cold"] = c = first_answer(args.office, args.workdir)
