@@ -22,7 +22,7 @@ from tokenizers import normalizers
 
 from memo_core.errors import ModelUnavailableError
 from memo_core.model.embedder import Embedder
-from memo_core.model.onnx_embedder import OnnxEmbedder, load_model_dir
+from memo_core.model.onnx_embedder import FEW_PASSAGES, OnnxEmbedder, load_model_dir
 
 DIM = 8
 TEXTS = [
@@ -267,10 +267,30 @@ def test_batches_stop_at_max_chars(tmp_path) -> None:
     assert seen == [80, 80, 80, 40, 160]
 
 
-def test_queries_run_on_their_own_session_with_the_same_vectors(tiny_model_dir: Path) -> None:
+def test_a_search_loads_the_model_once_and_indexing_gets_a_session_of_its_own(
+    tiny_model_dir: Path,
+) -> None:
     e = load_model_dir(tiny_model_dir)
-    assert e._query_session is None  # made on the first query only (indexing never needs it)
+    first = e._session
     texts = ["restic backup", "кошка и собака"]
+    # A query and a few passages (a one-shot search's refresh): on the one session loaded.
     as_queries = e.embed(texts, query=True)
-    assert e._query_session is not None and e._query_session is not e._session
-    np.testing.assert_allclose(as_queries, e.embed(texts), rtol=1e-5, atol=1e-6)
+    few = e.embed(texts)
+    assert e._session is first and e._passages is None
+    # Indexing in earnest: passages get a session of their own (it spins), the query's
+    # stays (a query used it); the vectors are the same on either.
+    many = e.embed(["cabbage bowl"] * FEW_PASSAGES + texts)
+    assert e._passages is not None and e._session is first
+    np.testing.assert_allclose(many[-2:], few, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(as_queries, e.embed(texts, query=True), rtol=1e-5, atol=1e-6)
+
+
+def test_indexing_alone_holds_one_session(tiny_model_dir: Path) -> None:
+    e = load_model_dir(tiny_model_dir)
+    texts = ["restic backup", "кошка и собака"]
+    before = e.embed(texts, query=True)
+    e = load_model_dir(tiny_model_dir)
+    e.embed(["cabbage bowl"] * (FEW_PASSAGES + 1))
+    assert e._passages is not None and e._session is None  # no query used the first
+    np.testing.assert_allclose(e.embed(texts, query=True), before, rtol=1e-5, atol=1e-6)
+    assert e._session is not None  # loaded again by the query

@@ -38,6 +38,9 @@ _KIND_DEFAULTS: dict[str, dict[str, Any]] = {
 # Keys that do not change the vectors, so editing them must not change model_id.
 _ID_NEUTRAL_KEYS = {"batch_size", "min_similarity", "min_margin", "fusion"}
 FUSION_KEYS = ("dense_weight", "lex_full_strength", "lex_strength_power")
+# Passages embedded on the first session before indexing gets a session of its own: a
+# one-shot search's refresh after a few edits stays within it (one model load, not two).
+FEW_PASSAGES = 256
 
 
 def load_model_dir(path: str | Path) -> OnnxEmbedder:
@@ -105,9 +108,14 @@ class OnnxEmbedder(Embedder):
         if kind != "text":
             self._tok = self._load_tokenizer(files[1], self._opt(conf, "pad_id", int, None))
         self._onnx_path = files[0]
-        self._session = self._load_session(files[0], spinning=True)
-        self._query_session: Any = None  # made on the first query (see `_session_for`)
-        self._query_lock = threading.Lock()
+        # One session first, without spinning threads (see `_load_session`): it serves the
+        # queries and a few passages. Indexing in earnest gets a session of its own that
+        # spins (`_session_for`), made on demand: a search loads the model once.
+        self._session: Any = self._load_session(files[0], spinning=False)
+        self._passages: Any = None
+        self._few = 0  # passages embedded on the first session so far
+        self._queried = False  # whether a query was embedded on it
+        self._load_lock = threading.Lock()
 
         graph_inputs = {i.name: i.type for i in self._session.get_inputs()}
         usable = {n for role, n in self.inputs.items() if kind != "text" or role == "text"}
@@ -253,14 +261,25 @@ class OnnxEmbedder(Embedder):
             self._fail("modeldir.shape", shape=vecs.shape, dim=self.dim)
         return vecs
 
-    def _session_for(self, query: bool) -> Any:
-        """Queries run on a session of their own that does not spin after a run."""
-        if not query:
-            return self._session
-        with self._query_lock:
-            if self._query_session is None:
-                self._query_session = self._load_session(self._onnx_path, spinning=False)
-            return self._query_session
+    def _session_for(self, query: bool, texts: int) -> Any:
+        """The session to embed `texts` texts on. Queries run on one that does not spin
+        after a run, and so do the first FEW_PASSAGES passages; then passages get one that
+        spins (faster batches), and the first is dropped if no query used it (a `memo
+        index` holds one model, not two; a query later loads it again)."""
+        with self._load_lock:
+            if query:
+                if self._session is None:
+                    self._session = self._load_session(self._onnx_path, spinning=False)
+                self._queried = True
+                return self._session
+            if self._passages is None:
+                self._few += texts
+                if self._few <= FEW_PASSAGES and self._session is not None:
+                    return self._session
+                if not self._queried:
+                    self._session = None  # before the load: one model in memory at a time
+                self._passages = self._load_session(self._onnx_path, spinning=True)
+            return self._passages
 
     def _forward(self, texts: list[str], *, query: bool) -> np.ndarray:
         prefix = self.query_prefix if query else self.passage_prefix
@@ -268,9 +287,10 @@ class OnnxEmbedder(Embedder):
         if self.lowercase:
             texts = [t.lower() for t in texts]
         try:
+            session = self._session_for(query, len(texts))
             if self.kind == "text":
                 feeds = {self.inputs["text"]: np.array(texts, dtype=object)}
-                out = self._pooled(self._session_for(query).run([self._output], feeds)[0], None)
+                out = self._pooled(session.run([self._output], feeds)[0], None)
             else:
                 seqs, owner = self._windows(texts)
                 # Windows of one long text run batch_size at a time: memory stays bounded.
@@ -278,7 +298,7 @@ class OnnxEmbedder(Embedder):
                 parts = []
                 for at in range(0, len(seqs), step):
                     feeds, mask = self._encode(seqs[at : at + step])
-                    run = self._session_for(query).run([self._output], feeds)[0]
+                    run = session.run([self._output], feeds)[0]
                     parts.append((self._pooled(run, mask), mask.sum(axis=1)))
                 out = np.concatenate([p for p, _ in parts])
                 if len(out) != len(texts):  # several windows of one text: their weighted mean
