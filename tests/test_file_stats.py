@@ -127,7 +127,7 @@ def test_a_refresh_told_of_one_folder_reads_no_other_file_row(tmp_path: Path) ->
                 finally:
                     store.db.row_trace = None
                 assert stats.changed == 1
-                assert rows < 100, rows  # the folder's 20 rows and the edit's own reads
+                assert rows < 100, rows  # the edit's own reads (8): no file row kept
             assert store.file_stats() == _fresh(tmp_path / "i.db")
     finally:
         store.close()
