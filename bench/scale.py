@@ -14,7 +14,8 @@ For each size (a generated vault of small notes in 50 folders):
     storage, the first vector search after a start, and what one edit adds to the next lex
     and hybrid search, with `--old CHECKOUT` side by side with that source tree of memo
     (e.g. `git worktree add /tmp/memo-old <commit>`: the same index serves both, while the
-    schema stays), each engine in a child process.
+    schema stays), each engine in a child process; resident memory serving, and once the
+    vault stayed unused for the engine's idle_s (2 s here: its vectors given back).
 Then, with --office: a fresh copy of that set, memo-mcp from cold, the first `memo_search`
 (time, and its first line), `memo_status` and a second search, and the time until a
 search answers in full.
@@ -120,7 +121,7 @@ def freshness(root: Path, rounds: int) -> dict:
 
 
 # Run in a child process by `vectors`, with the memo_core of the source tree in PYTHONPATH:
-# argv: root, rounds, the bench folder, "index", "measure" or "memory".
+# argv: root, rounds, the bench folder, "index", "measure", "memory" or "idle".
 VECTOR_CHILD = """
 import hashlib, json, statistics, sys, time
 from pathlib import Path
@@ -149,13 +150,24 @@ with Engine(models=ModelSource(StandIn()), notify=True) as e:
         out['index_s'] = time.perf_counter() - t
         print(json.dumps(out))
         sys.exit()
+    rss = lambda: int(Path('/proc/self/statm').read_text().split()[1]) * 4096 / 2**20
     if sys.argv[4] == 'memory':  # resident MB serving words only, then the vectors too
-        rss = lambda: int(Path('/proc/self/statm').read_text().split()[1]) * 4096 / 2**20
         e.search(root, 'word7', mode='lex')
         out['rss_lex_mb'] = rss()
         e.search(root, 'note about word7', mode='vec')
         out['rss_vec_mb'] = rss()
         out['peak_mb'] = __import__('resource').getrusage(0).ru_maxrss / 1024
+        print(json.dumps(out))
+        sys.exit()
+    if sys.argv[4] == 'idle':  # what a collection unused for idle_s gives back, unasked
+        e.idle_s = IDLE_S = 2.0  # an engine without a memory budget ignores it
+        e.search(root, 'note about word7', mode='vec')
+        out['rss_vec_mb'] = rss()
+        time.sleep(IDLE_S + 3)
+        out['rss_idle_mb'] = rss()
+        t = time.perf_counter()
+        e.search(root, 'note about word7', mode='vec')
+        out['vec_again_s'] = time.perf_counter() - t
         print(json.dumps(out))
         sys.exit()
     e.search(root, 'word7', mode='lex')
@@ -223,7 +235,24 @@ def vectors(root: Path, rounds: int, old: Path | None) -> dict:
     if old:
         out["old"] = vector_child(root, rounds, "measure", old)
     out["memory"] = vector_memory(root, old)
+    out["idle"] = idle_memory(root, old)
     return out
+
+
+def idle_memory(root: Path, old: Path | None) -> dict:
+    """Resident memory after a vec search, then once the collection stayed unused for the
+    engine's idle_s (2 s here), and the next vec search's time (its vectors loaded again)."""
+    sides = {"new": None, "old": old} if old else {"new": None}
+    return {side: vector_child(root, 0, "idle", src) for side, src in sides.items()}
+
+
+def print_idle_memory(m: dict) -> None:
+    for side, r in m.items():
+        print(
+            f"   {side}: resident {r['rss_vec_mb']:.0f} MB after a vec search, "
+            f"{r['rss_idle_mb']:.0f} MB once unused for 2 s; the next vec search "
+            f"{r['vec_again_s']:.3f} s"
+        )
 
 
 def vector_memory(root: Path, old: Path | None) -> dict:
@@ -389,6 +418,7 @@ def main(argv: list[str] | None = None) -> dict:
             r["vectors"] = vectors(root, max(3, args.rounds // 6), args.old)
             print_vectors(r["vectors"])
             print_vector_memory(r["vectors"]["memory"])
+            print_idle_memory(r["vectors"]["idle"])
         out[str(n)] = r
     if args.office:
         out["cold"] = c = first_answer(args.office, args.workdir)
