@@ -294,3 +294,15 @@ def test_indexing_alone_holds_one_session(tiny_model_dir: Path) -> None:
     assert e._passages is not None and e._session is None  # no query used the first
     np.testing.assert_allclose(e.embed(texts, query=True), before, rtol=1e-5, atol=1e-6)
     assert e._session is not None  # loaded again by the query
+
+
+def test_a_server_that_indexed_holds_one_session_again(tiny_model_dir: Path) -> None:
+    e = load_model_dir(tiny_model_dir)
+    query = e.embed(["restic backup"], query=True)
+    e.embed(["cabbage bowl"] * (FEW_PASSAGES + 1))
+    assert e._passages is not None
+    e.rest()  # indexing is done: its session goes, the queries' stays
+    assert e._passages is None and e._session is not None
+    np.testing.assert_allclose(e.embed(["restic backup"], query=True), query, atol=1e-6)
+    e.embed(["cabbage bowl"] * 3)  # a few passages later: on the queries' session
+    assert e._passages is None

@@ -167,6 +167,10 @@ class Indexer:
             gate.finish()
         if self.embedder is not None:
             self._fill_vectors(stats, progress, t0, stop, gate)
+            # Every vector is in: what the model holds for indexing alone may go (not after
+            # a refresh that embedded nothing: another collection's may be under way).
+            if stats.chunks_embedded and not stats.stopped:
+                self.embedder.rest()
         stats.seconds = time.monotonic() - t0
         return stats
 

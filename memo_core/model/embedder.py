@@ -65,6 +65,11 @@ class Embedder(ABC):
             floors.append(float(qvec @ self.nonsense_centroid()) + self.min_margin)
         return max(floors) if floors else None
 
+    def rest(self) -> None:
+        """Indexing is done for now: what the model holds for it alone may go (the next
+        indexing makes it again). By default it holds nothing of the kind."""
+        return None
+
     def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
         """Any number of texts, in batches of at most `batch_size` texts and `max_batch_chars`
         characters (one long text still goes alone); rows follow the order of `texts`."""

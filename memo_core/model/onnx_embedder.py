@@ -281,6 +281,14 @@ class OnnxEmbedder(Embedder):
                 self._passages = self._load_session(self._onnx_path, spinning=True)
             return self._passages
 
+    def rest(self) -> None:
+        """Drop the indexing session where queries have one of their own: a server that
+        indexed then holds one model, not two. The next indexing starts on the queries'
+        session again, and gets its own after FEW_PASSAGES passages."""
+        with self._load_lock:
+            if self._passages is not None and self._session is not None:
+                self._passages, self._few = None, 0
+
     def _forward(self, texts: list[str], *, query: bool) -> np.ndarray:
         prefix = self.query_prefix if query else self.passage_prefix
         texts = [prefix + t for t in texts]
