@@ -21,14 +21,14 @@ compacted once tombstones pass a quarter of them, so no change copies the whole 
 the few that follow many removals.
 
 The copy is compact: each vector as int8 codes times one float32 scale (its largest component
-is ±127), a quarter of float32's memory (150k vectors of 384 dimensions: 58 MB, not 230).
-The codes choose the candidates, and the candidates get their exact float32 scores from
-vec0's storage (the record, read in place), which rank and are returned. The answer is
-float32's exactly: each row keeps the length of its rounding error, which bounds how far its
-code's score can be off (Cauchy-Schwarz), and every row that could beat the k-th exact score
-by that bound is rescored too (none to a few dozen rows, measured on SciFact and office-dev).
-float16 would halve the memory only, and numpy converts it five times slower than int8 for
-the product.
+is ±127), a quarter of float32's memory (100k vectors of 384 dimensions: 39 MB, not 154), and
+the codes are what is scored (a cosine off by ~0.001 at most). Measured side by side with
+float32 (BENCHMARKS.md): nDCG@10 within 0.001 on SciFact and the four office-dev directions,
+vec and hybrid alike. Rescoring the best candidates with their exact vectors from vec0's
+storage made the answers float32's exactly, but each such read walks the storage chunk's
+overflow pages up to its slot (6 µs for a chunk's first slot, 150 µs for its last): +60-70 ms
+a hybrid search at 50k notes, for no measurable gain. float16 would halve the memory only,
+and numpy converts it five times slower than int8 for the product.
 """
 
 from __future__ import annotations
@@ -45,31 +45,20 @@ from memo_core.index.store import Store, VectorSlots
 COMPACT_SHARE = 0.25
 SPARE = 4096  # rows left spare after a load or compaction: an edit's vectors fit
 GROWTH = 1.5  # spare rows: the matrix grows by this factor when an append does not fit
-# Candidates rescored first: the k + MARGIN best by their codes; their k-th exact score says
-# which other rows could still beat it (see `nearest`). A rescored row costs a read from vec0's
-# storage, 10-20 µs: the margin is kept small, as the bound catches what it misses.
-MARGIN = 32
-# Added to a row's error bound: float32's own rounding in the product (384 terms: ~1e-6).
-SLACK = 1e-5
 # Rows of codes converted to float32 at a time for the product: the block stays in the CPU's
 # cache (150k rows: 17-23 ms at 256-1024 rows, 55-70 ms at 2048-4096, float32 whole: 9 ms).
 BLOCK = 512
-# A row's place in vec0's storage, for reading its exact vector: storage chunk << SHIFT | slot.
-SHIFT = 32
 
 
-def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(int8 codes, float32 scale per row, length of each row's rounding error): a row is
-    about scale * codes, its largest component mapped to ±127 (a zero row: zero codes)."""
+def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(int8 codes, float32 scale per row): a row is about scale * codes, its largest
+    component mapped to ±127 (a zero row: zero codes)."""
     top = np.maximum(vectors.max(axis=1, initial=0.0), -vectors.min(axis=1, initial=0.0))
     scales = np.where(top > 0, top / 127, 1).astype(np.float32)
-    # Few passes, few temporaries: a load quantizes every vector. The error is measured in
-    # steps (the scaled vector less its codes), then scaled back.
+    # In place, few temporaries: a load quantizes every vector.
     scaled = vectors * (1 / scales)[:, None]
-    rounded = np.rint(scaled)
-    scaled -= rounded
-    error = scales * np.sqrt(np.einsum("ij,ij->i", scaled, scaled))
-    return rounded.astype(np.int8), scales, error
+    np.rint(scaled, out=scaled)
+    return scaled.astype(np.int8), scales
 
 
 class VectorCache:
@@ -80,14 +69,10 @@ class VectorCache:
         self._version: int | None = None
         self._key: tuple[str | None, str | None, int] | None = None
         # Rows [0, _n) are in use: a chunk id, or -1 (a tombstone); rows beyond, spare.
-        # A row's vector is _scales[row] * _codes[row] (`quantize`) plus an error of length
-        # _error[row]; _at[row] is where vec0's storage holds it exactly (storage chunk <<
-        # SHIFT | slot).
+        # A row's vector is about _scales[row] * _codes[row] (`quantize`).
         self._ids = np.empty(0, np.int64)
         self._codes = np.empty((0, 0), np.int8)
         self._scales = np.empty(0, np.float32)
-        self._error = np.empty(0, np.float32)
-        self._at = np.empty(0, np.int64)
         self._n = 0
         self._dead = 0
         # vec0's storage as last read, by its chunk id: the slots, and the row of each
@@ -125,8 +110,6 @@ class VectorCache:
         self._ids = np.full(capacity, -1, np.int64)
         self._codes = np.empty((capacity, dim), np.int8)
         self._scales = np.ones(capacity, np.float32)
-        self._error = np.zeros(capacity, np.float32)
-        self._at = np.full(capacity, -1, np.int64)
         self._n = self._dead = 0
         for ids, block in store.vector_blocks(dim):  # a storage chunk at a time
             self._append(ids, block)
@@ -142,7 +125,6 @@ class VectorCache:
         for s in slots:
             rows = np.full(len(s.live), -1, np.int64)
             rows[s.live] = np.arange(at, at + s.count)
-            self._at[rows[s.live]] = s.chunk_id << SHIFT | np.flatnonzero(s.live)
             at += s.count
             self._slots[s.chunk_id] = (s, rows)
 
@@ -166,7 +148,7 @@ class VectorCache:
             fresh = np.flatnonzero(s.live & ~kept)
             if len(fresh):
                 vectors = store.slot_vectors(s.chunk_id, dim, fresh)
-                new_rows[fresh] = self._append(s.ids[fresh], vectors, s.chunk_id << SHIFT | fresh)
+                new_rows[fresh] = self._append(s.ids[fresh], vectors)
             now[s.chunk_id] = (s, new_rows)
         # Storage chunks gone altogether (sqlite-vec 0.1 keeps even empty ones).
         removed += [rows[old.live] for cid, (old, rows) in seen.items() if cid not in now]
@@ -177,18 +159,14 @@ class VectorCache:
         if self._dead > COMPACT_SHARE * self._n:
             self._compact()
 
-    def _append(
-        self, ids: np.ndarray, vectors: np.ndarray, at: np.ndarray | None = None
-    ) -> np.ndarray:
-        """Rows for these vectors at the end (`at`: where vec0's storage holds them), growing
-        the matrix geometrically if full."""
+    def _append(self, ids: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+        """Rows for these vectors at the end, growing the matrix geometrically if full."""
         end = self._n + len(ids)
         if end > len(self._ids):
             self._move_to(max(end, int(len(self._ids) * GROWTH)))
         rows = np.arange(self._n, end)
         self._ids[rows] = ids
-        self._codes[rows], self._scales[rows], self._error[rows] = quantize(vectors)
-        self._at[rows] = -1 if at is None else at
+        self._codes[rows], self._scales[rows] = quantize(vectors)
         self._n = end
         return rows
 
@@ -204,7 +182,7 @@ class VectorCache:
     def _move_to(self, capacity: int, keep: np.ndarray | None = None) -> None:
         """New arrays of `capacity` rows, the rows in use (those in `keep`) copied to their
         start, straight from the old ones (no copy in between)."""
-        old: list[np.ndarray] = [self._ids, self._codes, self._scales, self._error, self._at]
+        old: list[np.ndarray] = [self._ids, self._codes, self._scales]
         new = [np.empty((capacity, *a.shape[1:]), a.dtype) for a in old]
         new[0][:] = -1  # spare rows: no chunk
         n = self._n if keep is None else int(keep.sum())
@@ -213,49 +191,34 @@ class VectorCache:
                 b[:n] = a[:n]
             else:
                 np.compress(keep, a[: self._n], axis=0, out=b[:n])
-        self._ids, self._codes, self._scales, self._error, self._at = new
+        self._ids, self._codes, self._scales = new
 
     def nearest(
         self, vector: np.ndarray, k: int, among: np.ndarray | None = None
     ) -> list[tuple[int, float]]:
-        """Chunk ids and cosine similarities (vectors are unit length), best first; `among`:
-        of these chunk ids only (a search's scope), chosen among them before the k are cut.
-        The scores are exact, read from the store of the last `sync`: call it in the same
-        snapshot as that sync (a commit in between could reuse the slots read)."""
+        """Chunk ids and cosine similarities (vectors are unit length; scored by their int8
+        codes), best first; `among`: of these chunk ids only (a search's scope), chosen among
+        them before the k are cut."""
         n = self._n
         if n == self._dead or not np.any(vector) or self._codes.shape[1] != len(vector):
             return []  # nothing indexed, a query the model maps to zero, or another model
         ids = self._ids[:n]
+        # The whole matrix times the query, then the rows in scope: one pass, not a copy of
+        # the rows in scope first. Tombstones (id -1) are in no scope.
+        scores = self._scores(np.asarray(vector, np.float32))
         if among is not None:
             rows = np.flatnonzero(np.isin(ids, among))
         else:
             rows = np.flatnonzero(ids >= 0) if self._dead else np.arange(n)
         k = min(k, len(rows))
-        store = self._store() if self._store is not None else None
-        if not k or store is None:
+        if not k:
             return []
-        query = np.asarray(vector, np.float32)
-        # The whole matrix times the query, then the rows in scope: one pass, not a copy of
-        # the rows in scope first. Tombstones (id -1) are in no scope.
-        scores = self._approximate(query)
-        m = min(len(rows), k + MARGIN)
-        order = np.argpartition(-scores[rows], m - 1) if m < len(rows) else np.arange(m)
-        first, rest = rows[order[:m]], rows[order[m:]]
-        exact = self._exact(store, first) @ query
-        # A row's exact score is within |error| * |query| of its code's (Cauchy-Schwarz): a
-        # row left out that could still beat the k-th exact score so far is rescored too.
-        # The k-th best only rises with more rows, so no row left out after that can win.
-        kth = np.partition(exact, len(exact) - k)[len(exact) - k]
-        reach = self._error[rest] * np.linalg.norm(query) + SLACK
-        more = rest[scores[rest] + reach >= kth]
-        if len(more):
-            first = np.concatenate([first, more])
-            exact = np.concatenate([exact, self._exact(store, more) @ query])
-        best = np.argsort(-exact, kind="stable")[:k]
-        return [(int(ids[first[i]]), float(exact[i])) for i in best]
+        top = rows[np.argpartition(-scores[rows], k - 1)[:k]]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [(int(ids[i]), float(scores[i])) for i in top]
 
-    def _approximate(self, query: np.ndarray) -> np.ndarray:
-        """Every row's score by its codes, a block of rows converted at a time."""
+    def _scores(self, query: np.ndarray) -> np.ndarray:
+        """Every row's score by its codes, a block of rows converted to float32 at a time."""
         out = np.empty(self._n, np.float32)
         buf = np.empty((BLOCK, len(query)), np.float32)
         for start in range(0, self._n, BLOCK):
@@ -263,18 +226,4 @@ class VectorCache:
             part[:] = self._codes[start : start + len(part)]
             np.matmul(part, query, out=out[start : start + len(part)])
         out *= self._scales[: self._n]
-        return out
-
-    def _exact(self, store: Store, rows: np.ndarray) -> np.ndarray:
-        """These rows' vectors as float32, read where vec0's storage holds them (a few slots
-        per storage chunk, in place), or by chunk id where the layout was not read so."""
-        dim = self._codes.shape[1]
-        at = self._at[rows]
-        if len(at) and at.min() < 0:  # not read from the storage's layout (`_load`)
-            return store.vectors(self._ids[rows], dim)[1]
-        out = np.empty((len(rows), dim), np.float32)
-        chunks, slots = at >> SHIFT, at & ((1 << SHIFT) - 1)
-        for chunk in np.unique(chunks):
-            sel = np.flatnonzero(chunks == chunk)
-            out[sel] = store.slot_vectors(int(chunk), dim, slots[sel])
         return out
