@@ -20,9 +20,15 @@ from tinymodels import (
 )
 from tokenizers import normalizers
 
+from memo_core import settings
 from memo_core.errors import ModelUnavailableError
 from memo_core.model.embedder import Embedder
-from memo_core.model.onnx_embedder import FEW_PASSAGES, OnnxEmbedder, load_model_dir
+from memo_core.model.onnx_embedder import (
+    FACTS_FILE,
+    FEW_PASSAGES,
+    OnnxEmbedder,
+    load_model_dir,
+)
 
 DIM = 8
 TEXTS = [
@@ -306,3 +312,28 @@ def test_a_server_that_indexed_holds_one_session_again(tiny_model_dir: Path) -> 
     np.testing.assert_allclose(e.embed(["restic backup"], query=True), query, atol=1e-6)
     e.embed(["cabbage bowl"] * 3)  # a few passages later: on the queries' session
     assert e._passages is None
+
+
+def test_a_start_reuses_the_model_digest_until_a_file_is_rewritten(tmp_path: Path) -> None:
+    model = make_tiny_model_dir(tmp_path / "m")
+    first = load_model_dir(model).model_id
+    facts_file = settings.cache_dir() / FACTS_FILE
+    facts = json.loads(facts_file.read_text())
+    (key,) = facts["digests"]
+    facts["digests"][key] = "f" * 64  # as if the files' digest were this: the next start
+    facts_file.write_text(json.dumps(facts))  # believes it (it does not read 72 MB again)
+    assert load_model_dir(model).model_id.endswith("-" + "f" * 12)
+    onnx = model / "model.onnx"
+    onnx.write_bytes(onnx.read_bytes())  # rewritten in place, the same bytes: read again
+    assert load_model_dir(model).model_id == first
+
+
+def test_where_nonsense_lands_is_kept_between_starts(tiny_model_dir: Path) -> None:
+    first = load_model_dir(tiny_model_dir).nonsense_centroid()
+    facts_file = settings.cache_dir() / FACTS_FILE
+    facts = json.loads(facts_file.read_text())
+    (key,) = facts["centroids"]
+    assert facts["centroids"][key] == first.tolist()
+    facts["centroids"][key] = first[::-1].tolist()  # as if it were there: the next start
+    facts_file.write_text(json.dumps(facts))  # believes it (64 queries fewer)
+    np.testing.assert_array_equal(load_model_dir(tiny_model_dir).nonsense_centroid(), first[::-1])

@@ -14,6 +14,8 @@ import numpy as np
 from memo_core.errors import ModelUnavailableError
 from memo_core.model.nonsense import nonsense
 
+NONSENSE_QUERIES = 64  # made-up queries whose mean is where the model puts nonsense
+
 
 def l2_normalize(x: np.ndarray) -> np.ndarray:
     """Unit rows; NaN/inf become 0 and an all-zero row stays zero instead of turning into NaN."""
@@ -51,7 +53,7 @@ class Embedder(ABC):
         """Where this model puts meaningless queries: the unit mean of its query vectors for
         memo's made-up strings (model/nonsense.py), computed once."""
         if self._centroid is None:
-            mean = self.embed(nonsense(64), query=True).mean(axis=0, keepdims=True)
+            mean = self.embed(nonsense(NONSENSE_QUERIES), query=True).mean(axis=0, keepdims=True)
             self._centroid = l2_normalize(mean)[0]
         return self._centroid
 

@@ -12,15 +12,18 @@ import hashlib
 import importlib.machinery
 import importlib.util
 import json
+import os
 import threading
 from pathlib import Path
 from typing import Any, NoReturn
 
 import numpy as np
 
+from memo_core import settings
 from memo_core.catalogue import Message
 from memo_core.errors import ModelUnavailableError
-from memo_core.model.embedder import Embedder, l2_normalize
+from memo_core.model.embedder import NONSENSE_QUERIES, Embedder, l2_normalize
+from memo_core.model.nonsense import nonsense
 from memo_core.model.sources import MODELS
 from memo_core.tuning import Tuning
 
@@ -41,6 +44,10 @@ FUSION_KEYS = ("dense_weight", "lex_full_strength", "lex_strength_power")
 # Passages embedded on the first session before indexing gets a session of its own: a
 # one-shot search's refresh after a few edits stays within it (one model load, not two).
 FEW_PASSAGES = 256
+# What a start would otherwise compute again for the same model files (their digest: 0.1 s
+# for 72 MB; where the model puts nonsense: 64 queries), in memo's cache folder.
+FACTS_FILE = "model-facts.json"
+FACTS_KEPT = 8  # models remembered, the latest
 
 
 def load_model_dir(path: str | Path) -> OnnxEmbedder:
@@ -241,8 +248,34 @@ class OnnxEmbedder(Embedder):
         except ImportError:
             return self._fail("modeldir.extensions")
 
+    def nonsense_centroid(self) -> np.ndarray:
+        """The base's, kept by model id between processes (a one-shot search needs it)."""
+        if self._centroid is None:
+            # By the nonsense too: another version of memo may make up other strings.
+            made_up = hashlib.sha256("\n".join(nonsense(NONSENSE_QUERIES)).encode()).hexdigest()
+            key = f"{self.model_id} {made_up[:12]}"
+            kept = _fact("centroids", key)
+            if isinstance(kept, list) and len(kept) == self.dim:
+                self._centroid = np.asarray(kept, np.float32)  # float32 -> JSON -> exact
+            else:
+                _keep_fact("centroids", key, super().nonsense_centroid().tolist())
+        return super().nonsense_centroid()
+
     @staticmethod
     def _digest(files: list[Path], cfg: dict[str, Any]) -> str:
+        """The model files' and settings' digest, kept while the files' size, times and
+        inode stay (a file rewritten in place changes its ctime, which no one can set)."""
+        stats = [(str(f), *_stat_key(f)) for f in files]
+        key = hashlib.sha256(json.dumps([stats, cfg], sort_keys=True).encode()).hexdigest()
+        kept = _fact("digests", key)
+        if isinstance(kept, str):
+            return kept
+        digest = OnnxEmbedder._hashed(files, cfg)
+        _keep_fact("digests", key, digest)
+        return digest
+
+    @staticmethod
+    def _hashed(files: list[Path], cfg: dict[str, Any]) -> str:
         h = hashlib.sha256()
         for f in files:
             with f.open("rb") as fh:
@@ -362,3 +395,41 @@ class OnnxEmbedder(Embedder):
         arrays = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
         feeds = {name: arrays[role].astype(dt) for role, (name, dt) in self._feeds.items()}
         return feeds, mask
+
+
+def _stat_key(f: Path) -> tuple[int, ...]:
+    st = f.stat()
+    return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev
+
+
+def _facts() -> dict[str, Any]:
+    """The facts kept (FACTS_FILE): {kind: {key: value}}; none when unreadable."""
+    try:
+        facts = json.loads((settings.cache_dir() / FACTS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return facts if isinstance(facts, dict) else {}
+
+
+def _fact(kind: str, key: str) -> Any:
+    entries = _facts().get(kind)
+    return entries.get(key) if isinstance(entries, dict) else None
+
+
+def _keep_fact(kind: str, key: str, value: Any) -> None:
+    """Remember one fact (the FACTS_KEPT latest of its kind), written whole by a rename so
+    a reader never sees half; a cache that cannot be written is only a slower start."""
+    facts = _facts()
+    entries = facts.get(kind)
+    entries = entries if isinstance(entries, dict) else {}
+    entries.pop(key, None)
+    entries[key] = value
+    facts[kind] = dict(list(entries.items())[-FACTS_KEPT:])
+    path = settings.cache_dir() / FACTS_FILE
+    tmp = path.with_name(f"{FACTS_FILE}.{os.getpid()}.{threading.get_ident()}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(facts), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
