@@ -22,11 +22,11 @@ the few that follow many removals.
 
 The copy is compact: each vector as int8 codes times one float32 scale (its largest component
 is ±127), a quarter of float32's memory (100k vectors of 384 dimensions: 39 MB, not 154), and
-the codes are what is scored (a cosine off by ~0.001 at most). Measured side by side with
+the codes are what is scored (a cosine off by under 0.002, measured). Measured side by side with
 float32 (BENCHMARKS.md): nDCG@10 within 0.001 on SciFact and the four office-dev directions,
 vec and hybrid alike. Rescoring the best candidates with their exact vectors from vec0's
 storage made the answers float32's exactly, but each such read walks the storage chunk's
-overflow pages up to its slot (6 µs for a chunk's first slot, 150 µs for its last): +60-70 ms
+overflow pages up to its slot (6 µs for a chunk's first slot, 150 µs for its last): +60-90 ms
 a hybrid search at 50k notes, for no measurable gain. float16 would halve the memory only,
 and numpy converts it five times slower than int8 for the product.
 """
