@@ -1,9 +1,13 @@
-"""The rows the store reads and writes, and how a note's path is kept in one."""
+"""The rows the store reads and writes, how a note's path is kept in one, and the file rows
+it keeps between refreshes (`FileStats`)."""
 
 from __future__ import annotations
 
+import bisect
 import os
 from dataclasses import dataclass
+
+from memo_core.files.walker import Changes, FileStat
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,3 +41,41 @@ def stored(rel: str) -> str:
 def from_stored(text: str) -> str:
     """The relative path `stored` made, as the OS gives it (undecodable bytes as surrogates)."""
     return os.fsdecode(bytes.fromhex(text[1:])) if text[:1] == "/" else text
+
+
+class FileStats:
+    """The stats `Store.file_stats` keeps: by path, and (from the first call that asks for
+    some folders only) by folder, each change applied to both."""
+
+    def __init__(self, stats: dict[str, FileStat]) -> None:
+        self.all = stats
+        self._folders: list[str] | None = None  # sorted, for `Changes.covered`
+        self._in: dict[str, set[str]] = {}  # folder ('/'-terminated, '' the root): its paths
+
+    def within(self, changes: Changes) -> dict[str, FileStat]:
+        if self._folders is None:
+            for path in self.all:
+                self._in.setdefault(_folder(path), set()).add(path)
+            self._folders = sorted(self._in)
+        return {p: self.all[p] for f in changes.covered(self._folders) for p in self._in[f]}
+
+    def set(self, path: str, st: FileStat | None) -> None:
+        if st is None:
+            self.all.pop(path, None)
+        else:
+            self.all[path] = st
+        if self._folders is None:
+            return
+        folder = _folder(path)
+        paths = self._in.get(folder)
+        if paths is None:
+            paths = self._in[folder] = set()
+            bisect.insort(self._folders, folder)
+        if st is None:
+            paths.discard(path)  # the folder stays, known to hold none
+        else:
+            paths.add(path)
+
+
+def _folder(path: str) -> str:
+    return path[: path.rfind("/") + 1]

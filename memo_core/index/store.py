@@ -10,13 +10,10 @@ transaction, so chunks, words, vectors and the history never disagree on disk.
 
 from __future__ import annotations
 
-import bisect
-import itertools
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -25,42 +22,17 @@ import numpy as np
 
 from memo_core.files.fsafe import Folder
 from memo_core.files.walker import Changes, FileStat
-from memo_core.index import opening
+from memo_core.index import opening, vecstorage
 from memo_core.index.history import CONTENT, History
-from memo_core.index.rows import ChunkRow, FileState, from_stored, stored
+from memo_core.index.rows import ChunkRow, FileState, FileStats, from_stored, stored
 from memo_core.index.schema import new_generation
+from memo_core.index.vecstorage import VectorSlots
 from memo_core.text import textnorm
 from memo_core.text.chunking import Chunk
 from memo_core.text.frontmatter import normalize_tag
 from memo_core.values import FileNote
 
 T = TypeVar("T")
-_CURSOR_BLOCK = 1024  # vectors a block read through vec0's cursor (`vector_blocks`)
-
-
-@dataclass(frozen=True)
-class VectorSlots:
-    """One storage chunk of sqlite-vec's vec0 table (`vec_chunks`, read as sqlite-vec 0.1
-    lays it out): a run of slots, each empty or holding one chunk's vector, whose vectors
-    lie contiguous in `vec_vector_chunks00` under the same id. vec0 appends to its last
-    storage chunk, reusing that chunk's emptied slots, and never moves a vector."""
-
-    chunk_id: int
-    live: np.ndarray  # bool per slot: holds a vector
-    ids: np.ndarray  # int64 per slot: the chunk id whose vector it holds (where live)
-    raw: bytes  # validity and ids as stored: equal bytes, same slots
-
-    @property
-    def count(self) -> int:
-        return int(self.live.sum())
-
-    @classmethod
-    def parse(cls, chunk_id: int, size: int, validity: bytes, rowids: bytes) -> VectorSlots:
-        bits = np.unpackbits(np.frombuffer(validity, np.uint8), bitorder="little")
-        ids = np.frombuffer(rowids, np.int64)
-        if len(ids) != size or len(bits) < size:
-            raise ValueError(f"vec0 storage chunk {chunk_id}: not sqlite-vec 0.1's layout")
-        return cls(chunk_id, bits[:size].astype(bool), ids, validity + rowids)
 
 
 class Store:
@@ -75,7 +47,7 @@ class Store:
         self.db = db
         self.path = path
         self.history = History(db)  # the content's history: fingerprint, deltas
-        self._stats: _FileStats | None = None  # kept between refreshes (`file_stats`)
+        self._stats: FileStats | None = None  # kept between refreshes (`file_stats`)
         self._stats_version: int | None = None  # `data_version` when they were read
         # This write transaction's changes to file rows (path: stat, None: gone), for
         # `_stats` once it commits; None: no write transaction is open.
@@ -236,69 +208,19 @@ class Store:
         return np.array([p[0] for p in pairs], np.int64), matrix
 
     def vector_blocks(self, dim: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """Every vector, a block at a time: (chunk ids, float32 [n, dim]), so that a reader
-        that keeps them in another form never holds them all as float32 (call inside a
-        snapshot). In vec0's storage order: one block per storage chunk, its live slots in
-        order; through vec0's own cursor when the storage is not laid out as this reads."""
-        if not self.has_vec_table():
-            return
-        slots = self._readable_slots(dim)
-        if slots is not None:
-            for s in slots:
-                yield s.ids[s.live], self.slot_vectors(s.chunk_id, dim)[s.live]
-            return
-        rows = iter(self.db.execute("SELECT rowid, embedding FROM vec"))
-        while batch := list(itertools.islice(rows, _CURSOR_BLOCK)):
-            ids = np.array([r[0] for r in batch], np.int64)
-            yield ids, np.frombuffer(b"".join(r[1] for r in batch), np.float32).reshape(-1, dim)
+        """Every vector, a block at a time: (chunk ids, float32 [n, dim]), in vec0's storage
+        order (`vecstorage.blocks`; call inside a snapshot)."""
+        if self.has_vec_table():
+            yield from vecstorage.blocks(self.db, dim)
 
     def vector_slots(self, chunk_ids: Sequence[int] | None = None) -> list[VectorSlots] | None:
         """vec0's storage chunks (all, or these), as they lie: which slot holds which
-        chunk's vector. None: the table is not laid out as this reads (see `VectorSlots`)."""
-        if not self.has_vec_table():
-            return []
-        where = f"WHERE chunk_id IN ({','.join('?' * len(chunk_ids))})" if chunk_ids else ""
-        try:
-            sql = f"SELECT chunk_id, size, validity, rowids FROM vec_chunks {where} ORDER BY 1"
-            rows = self.db.execute(sql, tuple(chunk_ids or ()))
-            return [VectorSlots.parse(*row) for row in rows]
-        except (apsw.SQLError, ValueError):
-            return None
+        chunk's vector. None: the table is not laid out as `vecstorage` reads it."""
+        return vecstorage.storage_slots(self.db, chunk_ids) if self.has_vec_table() else []
 
     def slot_vectors(self, chunk_id: int, dim: int, slots: np.ndarray | None = None) -> np.ndarray:
-        """The vectors in these slots of one vec0 storage chunk, or in every slot (an empty
-        one's: whatever is there, zeros as sqlite-vec 0.1 leaves it): [slot, dim]."""
-        if slots is None:
-            blob = self._scalar(
-                "SELECT vectors FROM vec_vector_chunks00 WHERE rowid = ?", (chunk_id,)
-            )
-            return np.frombuffer(blob, np.float32).reshape(-1, dim)
-        # A few slots (a change's) read from the blob in place: the whole chunk is 1024
-        # vectors (1.5 MB at 384 dimensions), 4 ms to read for one edit's vector.
-        out = np.empty((len(slots), dim), np.float32)
-        with self.db.blob_open("main", "vec_vector_chunks00", "vectors", chunk_id, False) as blob:
-            for row, slot in zip(out, slots, strict=True):
-                blob.seek(int(slot) * row.nbytes)
-                row[:] = np.frombuffer(blob.read(row.nbytes), np.float32)
-        return out
-
-    def _readable_slots(self, dim: int) -> list[VectorSlots] | None:
-        # vec0 read through its own cursor costs a call per row (175k vectors: 4.9 s, 85x
-        # reading the bytes); its storage holds them as chunks of contiguous slots, read a
-        # chunk at a time when the layout checks out: slots against the row count vec0
-        # keeps, each storage chunk's vector blob against its slots. Else None.
-        try:
-            count = int(self._scalar("SELECT count(*) FROM vec_rowids"))
-            slots = self.vector_slots()
-            if slots is None or sum(s.count for s in slots) != count:
-                return None
-            sql = "SELECT rowid, length(vectors) FROM vec_vector_chunks00"
-            sizes = dict(self.db.execute(sql))
-            if any(sizes.get(s.chunk_id) != len(s.live) * dim * 4 for s in slots):
-                return None
-            return slots
-        except (apsw.SQLError, ValueError, TypeError):
-            return None
+        """The vectors in these slots of one vec0 storage chunk, or in every slot: [slot, dim]."""
+        return vecstorage.slot_vectors(self.db, chunk_id, dim, slots)
 
     # -- files and chunks ---------------------------------------------------------------
 
@@ -315,7 +237,7 @@ class Store:
         version = self.data_version()
         if self._stats is None or self._stats_version != version:
             rows = self.db.execute("SELECT path, mtime_ns, size FROM files")
-            self._stats = _FileStats(
+            self._stats = FileStats(
                 {
                     (path if path[:1] != "/" else from_stored(path)): (mtime, size)
                     for path, mtime, size in rows
@@ -645,44 +567,6 @@ class Store:
         return bool(
             self._scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vec'")
         )
-
-
-class _FileStats:
-    """The stats `Store.file_stats` keeps: by path, and (from the first call that asks for
-    some folders only) by folder, each change applied to both."""
-
-    def __init__(self, stats: dict[str, FileStat]) -> None:
-        self.all = stats
-        self._folders: list[str] | None = None  # sorted, for `Changes.covered`
-        self._in: dict[str, set[str]] = {}  # folder ('/'-terminated, '' the root): its paths
-
-    def within(self, changes: Changes) -> dict[str, FileStat]:
-        if self._folders is None:
-            for path in self.all:
-                self._in.setdefault(_folder(path), set()).add(path)
-            self._folders = sorted(self._in)
-        return {p: self.all[p] for f in changes.covered(self._folders) for p in self._in[f]}
-
-    def set(self, path: str, st: FileStat | None) -> None:
-        if st is None:
-            self.all.pop(path, None)
-        else:
-            self.all[path] = st
-        if self._folders is None:
-            return
-        folder = _folder(path)
-        paths = self._in.get(folder)
-        if paths is None:
-            paths = self._in[folder] = set()
-            bisect.insort(self._folders, folder)
-        if st is None:
-            paths.discard(path)  # the folder stays, known to hold none
-        else:
-            paths.add(path)
-
-
-def _folder(path: str) -> str:
-    return path[: path.rfind("/") + 1]
 
 
 def _quoted(terms: Sequence[str]) -> list[str]:

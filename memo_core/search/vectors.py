@@ -38,7 +38,8 @@ from contextlib import nullcontext
 
 import numpy as np
 
-from memo_core.index.store import Store, VectorSlots
+from memo_core.index.store import Store
+from memo_core.index.vecstorage import VectorSlots
 
 # Compact when this share of the rows are tombstones: each compaction (one copy of the
 # live rows) follows at least that many removals, so it is amortised over them.
