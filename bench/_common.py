@@ -120,9 +120,14 @@ def reading(coll: Any) -> Iterator[Any]:
 
 
 def knn(coll: Any, store: Any, vector: Any, k: int) -> list[tuple[int, float]]:
-    """The engine's nearest-neighbour search of one collection (inside `reading`)."""
-    coll._vectors.sync(store)
-    return coll._vectors.nearest(vector, k)
+    """The engine's nearest-neighbour search of one collection (inside `reading`); its
+    vector cache made as a search makes it (a collection holds none until then, or after
+    it was released)."""
+    from memo_core.search.vectors import VectorCache
+
+    cache = coll._vectors = coll._vectors or VectorCache()
+    cache.sync(store)
+    return cache.nearest(vector, k)
 
 
 def vec0_knn(store: Any, vector: Any, k: int) -> list[tuple[int, float]]:
