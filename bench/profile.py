@@ -114,7 +114,7 @@ def cmd_search(args: argparse.Namespace) -> None:
     c = s.collections[0]
     emb = s.engine.models.get()
     with C.reading(c) as store:
-        t, (ids, m32) = C.timed(lambda: store.vectors(None, emb.dim))
+        t, (ids, m32) = C.timed(lambda: store.vectors(emb.dim))
     m16 = m32.astype(np.float16)
     print(
         f"loading {len(ids)} vectors into memory: {t * 1000:.0f} ms, {m32.nbytes / 2**20:.0f} MiB"

@@ -222,7 +222,7 @@ def vector_reads(root: Path) -> dict:
     try:
         dim = store.vector_key()[2]
         by_row, _ = C.timed(lambda: list(store.db.execute("SELECT rowid, embedding FROM vec")))
-        fast, (ids, _) = C.timed(lambda: store.vectors(None, dim))
+        fast, (ids, _) = C.timed(lambda: store.vectors(dim))
         return {"vectors": len(ids), "by_row_s": by_row, "storage_s": fast}
     finally:
         store.close()

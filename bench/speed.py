@@ -305,7 +305,7 @@ def knn_vs_numpy(s, queries: list[str], ks: tuple[int, ...]) -> dict:
     out: dict = {}
     for c in s.collections:
         with C.reading(c) as store:
-            ids, mat = store.vectors(None, emb.dim)
+            ids, mat = store.vectors(emb.dim)
         if not len(ids):
             continue
 

@@ -14,7 +14,7 @@ import pytest
 import Stemmer
 from conftest import NOTES, write_notes
 from mcp import Client
-from test_vector_updates import assert_held_as_int8
+from test_vector_updates import assert_held_as_int8, row_by_row
 
 from memo_core import Embedder, Engine, ModelSource, Searcher, Tuning
 from memo_core.index.store import Store
@@ -177,7 +177,9 @@ def test_a_reopened_reader_never_gets_a_stale_matrix(
         assert again.data_version() == then  # what let the old cache pass the stale copy
         cache.sync(again)
         ids, matrix = cache.live()
-        assert sorted(ids) == sorted(again.vector_ids())
-        assert_held_as_int8(matrix, again.vectors(ids, again.vector_key()[2])[1])
+        want_ids, want = row_by_row(again)
+        assert sorted(ids) == sorted(want_ids)
+        at = {int(cid): i for i, cid in enumerate(want_ids)}
+        assert_held_as_int8(matrix, want[[at[int(cid)] for cid in ids]])
     finally:
         again.close()

@@ -28,11 +28,12 @@ def _unit(rng: np.random.Generator, n: int) -> np.ndarray:
     return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
-def _row_by_row(store: Store) -> tuple[np.ndarray, np.ndarray]:
-    """What vec0 holds, through its own cursor (the slow, plain read)."""
+def row_by_row(store: Store) -> tuple[np.ndarray, np.ndarray]:
+    """What vec0 holds, through its own cursor (the slow, plain read): ids, vectors."""
     rows = list(store.db.execute("SELECT rowid, embedding FROM vec"))
     ids = np.array([r[0] for r in rows], np.int64)
-    return ids, np.array([np.frombuffer(r[1], np.float32) for r in rows]).reshape(-1, DIM)
+    vectors = [np.frombuffer(r[1], np.float32) for r in rows]
+    return ids, np.array(vectors) if vectors else np.empty((0, 0), np.float32)
 
 
 class Writer:
@@ -41,11 +42,11 @@ class Writer:
 
     def __init__(self, store: Store, seed: int) -> None:
         self.store, self.rng = store, np.random.default_rng(seed)
-        self.next_id = 1 + int(max(store.vector_ids(), default=0))
+        self.next_id = 1 + int(max(row_by_row(store)[0], default=0))
         self.waiting: list[int] = []  # ids given out whose vector comes later
 
     def step(self, adds: int, deletes: int) -> None:
-        held = self.store.vector_ids()
+        held = row_by_row(self.store)[0]
         with self.store.write():
             gone = self.rng.choice(held, min(deletes, len(held)), replace=False)
             self.store.delete_chunks(int(i) for i in gone)
@@ -66,7 +67,7 @@ def assert_held_as_int8(held: np.ndarray, exact: np.ndarray) -> None:
 
 def _assert_exact(cache: VectorCache, reader: Store, rng: np.random.Generator) -> None:
     cache.sync(reader)
-    ids, matrix = _row_by_row(reader)
+    ids, matrix = row_by_row(reader)
     got_ids, got = cache.live()
     order, got_order = np.argsort(ids), np.argsort(got_ids)
     assert np.array_equal(got_ids[got_order], ids[order])
@@ -142,7 +143,7 @@ def test_the_fast_read_equals_the_row_by_row_read(tmp_path: Path) -> None:
     w = Writer(store, 5)
     for adds, deletes in [(2500, 0), (10, 300), (700, 1200), (3, 1)]:
         w.step(adds, deletes)  # slots emptied across chunks, some of the last one reused
-        ids, matrix = store.vectors(None, DIM)
-        want_ids, want = _row_by_row(store)
+        ids, matrix = store.vectors(DIM)
+        want_ids, want = row_by_row(store)
         assert np.array_equal(ids, want_ids) and np.array_equal(matrix, want)
     store.close()

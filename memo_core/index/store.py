@@ -187,25 +187,13 @@ class Store:
         dim = self.get_meta("vec_dim")
         return self.get_meta("generation"), self.get_meta("vec_model"), int(dim or 0)
 
-    def vector_ids(self) -> np.ndarray:
-        if not self.has_vec_table():
-            return np.empty(0, np.int64)
-        return np.fromiter((r[0] for r in self.db.execute("SELECT rowid FROM vec")), np.int64)
-
-    def vectors(self, ids: np.ndarray | None, dim: int) -> tuple[np.ndarray, np.ndarray]:
-        """(chunk ids, float32 matrix of their vectors): all of them (in vec0's storage
-        order, as `vector_blocks` reads them), or these in order (vec0 point lookups)."""
-        if ids is None:
-            blocks = list(self.vector_blocks(dim))
-            if not blocks:
-                return np.empty(0, np.int64), np.empty((0, dim), np.float32)
-            return np.concatenate([b[0] for b in blocks]), np.concatenate([b[1] for b in blocks])
-        sql = "SELECT rowid, embedding FROM vec WHERE rowid = ?"
-        pairs: list[Any] = [self.db.execute(sql, (int(i),)).fetchone() for i in ids]
-        matrix = np.empty((len(pairs), dim), np.float32)
-        for i, (_, blob) in enumerate(pairs):
-            matrix[i] = np.frombuffer(blob, np.float32)
-        return np.array([p[0] for p in pairs], np.int64), matrix
+    def vectors(self, dim: int) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk ids, float32 matrix) of every vector, in vec0's storage order, as
+        `vector_blocks` reads them (benchmarks; the cache keeps them block by block)."""
+        blocks = list(self.vector_blocks(dim))
+        if not blocks:
+            return np.empty(0, np.int64), np.empty((0, dim), np.float32)
+        return np.concatenate([b[0] for b in blocks]), np.concatenate([b[1] for b in blocks])
 
     def vector_blocks(self, dim: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Every vector, a block at a time: (chunk ids, float32 [n, dim]), in vec0's storage
