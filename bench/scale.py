@@ -234,16 +234,9 @@ def vectors(root: Path, rounds: int, old: Path | None) -> dict:
     out["new"] = vector_child(root, rounds, "measure", None)
     if old:
         out["old"] = vector_child(root, rounds, "measure", old)
-    out["memory"] = vector_memory(root, old)
-    out["idle"] = idle_memory(root, old)
+    out["memory"] = memory_children(root, old, "memory")
+    out["idle"] = memory_children(root, old, "idle")
     return out
-
-
-def idle_memory(root: Path, old: Path | None) -> dict:
-    """Resident memory after a vec search, then once the collection stayed unused for the
-    engine's idle_s (2 s here), and the next vec search's time (its vectors loaded again)."""
-    sides = {"new": None, "old": old} if old else {"new": None}
-    return {side: vector_child(root, 0, "idle", src) for side, src in sides.items()}
 
 
 def print_idle_memory(m: dict) -> None:
@@ -255,11 +248,13 @@ def print_idle_memory(m: dict) -> None:
         )
 
 
-def vector_memory(root: Path, old: Path | None) -> dict:
-    """Resident memory serving the vault: after a lex search, then after a vec search
-    (its vectors loaded), with this memo_core and `old`'s, each in a fresh process."""
+def memory_children(root: Path, old: Path | None, kind: str) -> dict:
+    """One vector child of `kind` with this memo_core and `old`'s, each in a fresh process:
+    "memory", resident memory after a lex search, then after a vec search (its vectors
+    loaded); "idle", after a vec search, then once the collection stayed unused for the
+    engine's idle_s (2 s here), and the next vec search's time (its vectors loaded again)."""
     sides = {"new": None, "old": old} if old else {"new": None}
-    return {side: vector_child(root, 0, "memory", src) for side, src in sides.items()}
+    return {side: vector_child(root, 0, kind, src) for side, src in sides.items()}
 
 
 def print_vector_memory(m: dict) -> None:
