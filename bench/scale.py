@@ -2,20 +2,24 @@
 
     python bench/scale.py [--sizes 20000,50000] [--office ../shared/data/office-dev-en]
 
-For each size (a generated vault of small notes in 50 folders):
- 1. first full index in a child process (words only unless --model: the model's speed is
-    bench/speed.py's subject): seconds and peak RSS;
- 2. freshness when nothing changed, side by side in one loop: a bare stat walk, a refresh
+For each size (a generated vault of small notes in 50 folders), with `--old CHECKOUT` side
+by side with that source tree of memo (e.g. `git worktree add /tmp/memo-old <commit>`), each
+engine in a child process of its own:
+ 1. the first full index from scratch (words only unless --model), then serving it (lex
+    searches, edits seen by the next search): seconds, peak RSS indexing and once it served;
+ 2. with --model: one-shot `memo search` in the default mode, a selective and a generic
+    query, each a fresh process (median seconds, peak RSS), and the model's load alone;
+ 3. freshness when nothing changed, side by side in one loop: a bare stat walk, a refresh
     that walks, a refresh told by the OS (inotify), and a warm `lex` search with either;
- 3. edits, creates and deletes made just before a call: the share seen by that call;
- 4. memo-mcp at rest: resident memory after answering one search of the vault;
+    edits, creates and deletes made just before a call: the share seen by that call;
+ 4. memo-mcp from a start: its first lex search (and with --model a hybrid one), resident
+    memory after each;
  5. vectors (unless --no-vectors), with a stand-in model (a fixed unit vector per text, so
-    the model's cost is left out): reading every vector through vec0's cursor and from its
-    storage, the first vector search after a start, and what one edit adds to the next lex
-    and hybrid search, with `--old CHECKOUT` side by side with that source tree of memo
-    (e.g. `git worktree add /tmp/memo-old <commit>`: the same index serves both, while the
-    schema stays), each engine in a child process; resident memory serving, and once the
-    vault stayed unused for the engine's idle_s (2 s here: its vectors given back).
+    the model's cost is left out; the index is rebuilt with it): reading every vector
+    through vec0's cursor and from its storage, the first vector search after a start, and
+    what one edit adds to the next lex and hybrid search (the same index serves both trees
+    while the schema stays); resident memory serving, and once the vault stayed unused for
+    the engine's idle_s (2 s here: its vectors given back).
 Then, with --office: a fresh copy of that set, memo-mcp from cold, the first `memo_search`
 (time, and its first line), `memo_status` and a second search, and the time until a
 search answers in full.
@@ -38,6 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 from _floor import INITIALIZE, walk_stat  # noqa: E402
 
+REPO = Path(__file__).resolve().parent.parent
+
 
 def make_vault(root: Path, n: int) -> Path:
     if (root / "done").is_file() and (root / "done").read_text() == str(n):
@@ -57,20 +63,48 @@ def make_vault(root: Path, n: int) -> Path:
     return root
 
 
-def child_index(root: Path, model: bool) -> dict:
-    code = (
-        "import json,resource,sys,time\n"
-        "from memo_core import Engine, ModelSource\n"
-        f"e = Engine(models=ModelSource(enabled={model!r}))\n"
-        "t = time.perf_counter(); s = e.refresh(sys.argv[1]); dt = time.perf_counter() - t\n"
-        "e.close()\n"
-        "print(json.dumps({'seconds': dt, 'added': s.added, 'chunks': s.chunks_written,\n"
-        "  'peak_rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code, str(root)], capture_output=True, text=True, check=True
-    )
-    return json.loads(out.stdout.strip().splitlines()[-1])
+# Run in a child process with the memo_core of a source tree in PYTHONPATH: index the
+# vault from scratch, then serve it (words searches, an edit and the search seeing it);
+# argv: root, "model" or "words".
+INDEX_CHILD = """
+import json, resource, sys, time
+from pathlib import Path
+import memo_core
+from memo_core import Engine, ModelSource
+root = Path(sys.argv[1])
+out = {'memo_core': memo_core.__file__}
+with Engine(models=ModelSource(enabled=sys.argv[2] == 'model')) as e:
+    t = time.perf_counter(); s = e.refresh(root); out['seconds'] = time.perf_counter() - t
+    out.update(added=s.added, chunks=s.chunks_written)
+    out['index_peak_mb'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    note = root / 'area00' / 'topic0' / 'served.md'
+    for i in range(20):
+        e.search(root, f'word{i * 37}', mode='lex')
+        note.write_text(f'# Served\\n\\nserved{i}x\\n', encoding='utf-8')
+        assert e.search(root, f'served{i}x', mode='lex'), 'an edit was not seen'
+    note.unlink()
+    e.refresh(root)
+out['peak_rss_mb'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps(out))
+"""
+
+
+def child_index(root: Path, model: bool, checkout: Path | None = None) -> dict:
+    """INDEX_CHILD from scratch, with this repository's memo_core or `checkout`'s: its
+    seconds, the peak resident memory indexing, and that peak once it also served."""
+    shutil.rmtree(root / ".memo", ignore_errors=True)
+    cmd = [sys.executable, "-c", INDEX_CHILD, str(root), "model" if model else "words"]
+    return in_tree(cmd, checkout)
+
+
+def in_tree(cmd: list[str], checkout: Path | None) -> dict:
+    """Run `cmd` with this repository's memo_core or `checkout`'s; its last line as JSON."""
+    src = checkout or REPO
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env, cwd=src)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert Path(got["memo_core"]).is_relative_to(src), got["memo_core"]
+    return got
 
 
 def freshness(root: Path, rounds: int) -> dict:
@@ -203,14 +237,10 @@ print(json.dumps(out))
 
 def vector_child(root: Path, rounds: int, what: str, checkout: Path | None) -> dict:
     """VECTOR_CHILD in a fresh process, with this repository's memo_core or `checkout`'s."""
-    src = checkout or Path(__file__).resolve().parent.parent
-    env = {**os.environ, "PYTHONPATH": str(src)}
     bench = str(Path(__file__).resolve().parent)
-    cmd = [sys.executable, "-c", VECTOR_CHILD, str(root), str(rounds), bench, what]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env, cwd=src)
-    got = json.loads(out.stdout.strip().splitlines()[-1])
-    assert Path(got["memo_core"]).is_relative_to(src), got["memo_core"]
-    return got
+    return in_tree(
+        [sys.executable, "-c", VECTOR_CHILD, str(root), str(rounds), bench, what], checkout
+    )
 
 
 def vector_reads(root: Path) -> dict:
@@ -253,8 +283,7 @@ def memory_children(root: Path, old: Path | None, kind: str) -> dict:
     "memory", resident memory after a lex search, then after a vec search (its vectors
     loaded); "idle", after a vec search, then once the collection stayed unused for the
     engine's idle_s (2 s here), and the next vec search's time (its vectors loaded again)."""
-    sides = {"new": None, "old": old} if old else {"new": None}
-    return {side: vector_child(root, 0, kind, src) for side, src in sides.items()}
+    return {side: vector_child(root, 0, kind, src) for side, src in sides(old).items()}
 
 
 def print_vector_memory(m: dict) -> None:
@@ -300,13 +329,15 @@ def print_vectors(v: dict) -> None:
 class Stdio:
     """memo-mcp over stdio, one JSON line at a time."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], checkout: Path | None = None) -> None:
+        src = checkout or REPO
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "memo_mcp"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            env=env,
+            env={**env, "PYTHONPATH": str(src)},
+            cwd=src,
             text=True,
         )
         self.ids = 0
@@ -339,20 +370,104 @@ class Stdio:
         self.proc.wait(30)
 
 
-def server(root: Path, roots: Path) -> Stdio:
-    s = Stdio({**os.environ, "MEMO_ROOTS": str(roots)})
+def server(root: Path, roots: Path, checkout: Path | None = None) -> Stdio:
+    s = Stdio({**os.environ, "MEMO_ROOTS": str(roots)}, checkout)
     s.call("initialize", INITIALIZE["params"])  # type: ignore[arg-type]
     return s
 
 
-def at_rest(root: Path) -> dict:
-    s = server(root, root.parent)
+def at_rest(root: Path, checkout: Path | None, model: bool) -> dict:
+    """memo-mcp from a start: a lex search, then (`model`) a hybrid one; resident memory
+    a second after each."""
+    s = server(root, root.parent, checkout)
+    out: dict = {}
     try:
-        dt, _ = s.tool("memo_search", {"path": str(root), "query": "word7", "mode": "lex"})
-        time.sleep(1)
-        return {"first_search_s": dt, "rss_mb": s.rss_mb()}
+        for mode in ("lex", "hybrid") if model else ("lex",):
+            args = {"path": str(root), "query": "note about word7", "mode": mode}
+            out[f"first_{mode}_s"], _ = s.tool("memo_search", args)
+            time.sleep(1)
+            out[f"rss_{mode}_mb"] = s.rss_mb()
+        return out
     finally:
         s.close()
+
+
+def sides(old: Path | None) -> dict[str, Path | None]:
+    return {"old": old, "new": None} if old else {"new": None}
+
+
+def print_at_rest(a: dict) -> None:
+    for side, r in a.items():
+        hybrid = (
+            f"; then a hybrid search {r['first_hybrid_s']:.2f} s, {r['rss_hybrid_mb']:.0f} MB"
+            if "rss_hybrid_mb" in r
+            else ""
+        )
+        print(
+            f"   memo-mcp {side}: first lex search {r['first_lex_s']:.2f} s, "
+            f"{r['rss_lex_mb']:.0f} MB resident{hybrid}"
+        )
+
+
+# `memo search` as a user types it (default mode), and the model's own load alone.
+CLI = "import sys; from memo_cli.main import main; sys.exit(main())"
+MODEL_LOAD = """
+import json, sys, time
+import memo_core
+from memo_core import ModelSource
+t = time.perf_counter()
+ModelSource().get().embed(['a question'], query=True)
+print(json.dumps({'memo_core': memo_core.__file__, 'seconds': time.perf_counter() - t}))
+"""
+ONE_SHOT_QUERIES = {"selective": "word4242 in area 42", "generic": "details of the note"}
+
+
+def one_shot(root: Path, old: Path | None, runs: int) -> dict:
+    """A one-shot `memo search ROOT QUERY` in the default mode, each in a fresh process,
+    the trees alternating: the median seconds and peak resident memory of each query, and
+    the model's load alone (in the same runs, the share a search cannot avoid)."""
+    times: dict = {side: {q: [] for q in ONE_SHOT_QUERIES} for side in sides(old)}
+    rss: dict = {side: {q: 0.0 for q in ONE_SHOT_QUERIES} for side in sides(old)}
+    model: list[float] = []
+    for _ in range(runs):
+        model.append(in_tree([sys.executable, "-c", MODEL_LOAD], None)["seconds"])
+        for side, src in sides(old).items():
+            for name, query in ONE_SHOT_QUERIES.items():
+                dt, peak = timed_child([sys.executable, "-c", CLI, "search", str(root), query], src)
+                times[side][name].append(dt)
+                rss[side][name] = max(rss[side][name], peak)
+    out: dict = {"model_s": statistics.median(model)}
+    for side in sides(old):
+        out[side] = {
+            q: {"s": statistics.median(times[side][q]), "peak_mb": rss[side][q]}
+            for q in ONE_SHOT_QUERIES
+        }
+    return out
+
+
+def timed_child(cmd: list[str], checkout: Path | None) -> tuple[float, float]:
+    """Wall seconds and peak resident MB of `cmd` run in `checkout` (default: this tree)."""
+    src = checkout or REPO
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    t = time.perf_counter()
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=src
+    )
+    _, status, usage = os.wait4(proc.pid, 0)
+    dt = time.perf_counter() - t
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    assert proc.returncode == 0, (cmd, proc.returncode)
+    return dt, usage.ru_maxrss / 1024
+
+
+def print_one_shot(o: dict) -> None:
+    print(f"   one-shot `memo search` (default mode); the model's load alone {o['model_s']:.2f} s")
+    for side in ("old", "new"):
+        for q, r in o.get(side, {}).items():
+            print(
+                f"   {side} {q:9} {r['s']:.2f} s ({r['s'] - o['model_s']:.2f} s beside the "
+                f"model), peak {r['peak_mb']:.0f} MB"
+            )
 
 
 def first_answer(dataset: Path, workdir: Path) -> dict:
@@ -381,7 +496,12 @@ def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--sizes", default="20000,50000")
     p.add_argument("--rounds", type=int, default=60)
-    p.add_argument("--model", action="store_true", help="the full index with the model too")
+    p.add_argument(
+        "--model",
+        action="store_true",
+        help="index with the default model; then also one-shot CLI searches and hybrid serving",
+    )
+    p.add_argument("--one-shot-runs", type=int, default=5)
     p.add_argument("--office", type=Path, default=None, help="a data set for the cold start")
     p.add_argument("--no-vectors", action="store_true", help="leave out step 5 (vectors)")
     p.add_argument("--old", type=Path, default=None, help="memo's source tree to compare with")
@@ -391,12 +511,19 @@ def main(argv: list[str] | None = None) -> dict:
     out: dict = {"loadavg_start": os.getloadavg()}
     for n in [int(x) for x in args.sizes.split(",") if x]:
         root = make_vault(args.workdir / f"scale-{n}", n)
-        shutil.rmtree(root / ".memo", ignore_errors=True)
-        r: dict = {"index": child_index(root, args.model)}
-        print(
-            f"== {n} notes: first index {r['index']['seconds']:.1f} s, "
-            f"peak RSS {r['index']['peak_rss_mb']:.0f} MB ({'model' if args.model else 'words'})"
-        )
+        # Each tree indexes from scratch; the new one last, whose index the rest reads.
+        r: dict = {
+            "index": {s: child_index(root, args.model, src) for s, src in sides(args.old).items()}
+        }
+        kind = "model" if args.model else "words"
+        for side, ix in r["index"].items():
+            print(
+                f"== {n} notes, {side}: first index {ix['seconds']:.1f} s, peak RSS "
+                f"{ix['index_peak_mb']:.0f} MB ({kind}), {ix['peak_rss_mb']:.0f} MB once it served"
+            )
+        if args.model:  # before step 5 replaces the model's vectors with the stand-in's
+            r["one_shot"] = one_shot(root, args.old, args.one_shot_runs)
+            print_one_shot(r["one_shot"])
         r["freshness"] = f = freshness(root, args.rounds)
         for k in ("walk", "refresh (walk)", "refresh (OS)", "search (walk)", "search (OS)"):
             print(
@@ -404,11 +531,8 @@ def main(argv: list[str] | None = None) -> dict:
                 f"{f[k]['vs_walk']:6.3f}x walk"
             )
         print(f"   changes made just before a call and seen by it: {f['fresh_seen']:.1%}")
-        r["at_rest"] = a = at_rest(root)
-        print(
-            f"   memo-mcp after one search: {a['rss_mb']:.0f} MB resident "
-            f"(that search {a['first_search_s']:.2f} s, from cold)"
-        )
+        r["at_rest"] = {s: at_rest(root, src, args.model) for s, src in sides(args.old).items()}
+        print_at_rest(r["at_rest"])
         if not args.no_vectors:
             r["vectors"] = vectors(root, max(3, args.rounds // 6), args.old)
             print_vectors(r["vectors"])
