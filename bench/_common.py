@@ -268,7 +268,13 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
 
 
 def peak_rss_mb() -> float:
-    """This process's peak resident set size in MiB (Linux reports KiB, macOS bytes)."""
+    """This process's peak resident set size in MiB. On Linux its VmHWM: ru_maxrss also
+    counts the parent's at the fork, which Linux keeps across exec (a bench child started
+    by a big parent would report the parent's peak). macOS reports ru_maxrss in bytes."""
+    if sys.platform == "linux":
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
     r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return r / (1024 * 1024) if sys.platform == "darwin" else r / 1024
 

@@ -63,11 +63,22 @@ def make_vault(root: Path, n: int) -> Path:
     return root
 
 
+# A child's own peak resident memory: ru_maxrss would also count the parent's at the fork
+# (Linux keeps it across exec), VmHWM is this process image's alone.
+PEAK_MB = """
+def peak_mb():
+    for line in open('/proc/self/status'):
+        if line.startswith('VmHWM:'):
+            return int(line.split()[1]) / 1024
+"""
+
 # Run in a child process with the memo_core of a source tree in PYTHONPATH: index the
 # vault from scratch, then serve it (words searches, an edit and the search seeing it);
 # argv: root, "model" or "words".
-INDEX_CHILD = """
-import json, resource, sys, time
+INDEX_CHILD = (
+    PEAK_MB
+    + """
+import json, sys, time
 from pathlib import Path
 import memo_core
 from memo_core import Engine, ModelSource
@@ -76,7 +87,7 @@ out = {'memo_core': memo_core.__file__}
 with Engine(models=ModelSource(enabled=sys.argv[2] == 'model')) as e:
     t = time.perf_counter(); s = e.refresh(root); out['seconds'] = time.perf_counter() - t
     out.update(added=s.added, chunks=s.chunks_written)
-    out['index_peak_mb'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out['index_peak_mb'] = peak_mb()
     note = root / 'area00' / 'topic0' / 'served.md'
     for i in range(20):
         e.search(root, f'word{i * 37}', mode='lex')
@@ -84,9 +95,10 @@ with Engine(models=ModelSource(enabled=sys.argv[2] == 'model')) as e:
         assert e.search(root, f'served{i}x', mode='lex'), 'an edit was not seen'
     note.unlink()
     e.refresh(root)
-out['peak_rss_mb'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+out['peak_rss_mb'] = max(out['index_peak_mb'], peak_mb())  # VmHWM lags a drop
 print(json.dumps(out))
 """
+)
 
 
 def child_index(root: Path, model: bool, checkout: Path | None = None) -> dict:
@@ -156,7 +168,9 @@ def freshness(root: Path, rounds: int) -> dict:
 
 # Run in a child process by `vectors`, with the memo_core of the source tree in PYTHONPATH:
 # argv: root, rounds, the bench folder, "index", "measure", "memory" or "idle".
-VECTOR_CHILD = """
+VECTOR_CHILD = (
+    PEAK_MB
+    + """
 import hashlib, json, statistics, sys, time
 from pathlib import Path
 import numpy as np
@@ -190,7 +204,7 @@ with Engine(models=ModelSource(StandIn()), notify=True) as e:
         out['rss_lex_mb'] = rss()
         e.search(root, 'note about word7', mode='vec')
         out['rss_vec_mb'] = rss()
-        out['peak_mb'] = __import__('resource').getrusage(0).ru_maxrss / 1024
+        out['peak_mb'] = peak_mb()
         print(json.dumps(out))
         sys.exit()
     if sys.argv[4] == 'idle':  # what a collection unused for idle_s gives back, unasked
@@ -233,6 +247,7 @@ with Engine(models=ModelSource(StandIn()), notify=True) as e:
     out['edits_seen'] = seen / (2 * rounds)
 print(json.dumps(out))
 """
+)
 
 
 def vector_child(root: Path, rounds: int, what: str, checkout: Path | None) -> dict:
@@ -410,7 +425,16 @@ def print_at_rest(a: dict) -> None:
 
 
 # `memo search` as a user types it (default mode), and the model's own load alone.
-CLI = "import sys; from memo_cli.main import main; sys.exit(main())"
+CLI = (
+    PEAK_MB
+    + """
+import sys
+from memo_cli.main import main
+code = main()
+print(f"peak_mb {peak_mb()}", file=sys.stderr)
+sys.exit(code)
+"""
+)
 MODEL_LOAD = """
 import json, sys, time
 import memo_core
@@ -450,14 +474,10 @@ def timed_child(cmd: list[str], checkout: Path | None) -> tuple[float, float]:
     src = checkout or REPO
     env = {**os.environ, "PYTHONPATH": str(src)}
     t = time.perf_counter()
-    proc = subprocess.Popen(
-        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=src
-    )
-    _, status, usage = os.wait4(proc.pid, 0)
+    out = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=src)
     dt = time.perf_counter() - t
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    assert proc.returncode == 0, (cmd, proc.returncode)
-    return dt, usage.ru_maxrss / 1024
+    assert out.returncode == 0, (cmd, out.stderr[-2000:])
+    return dt, float(out.stderr.split(b"peak_mb ")[-1])
 
 
 def print_one_shot(o: dict) -> None:

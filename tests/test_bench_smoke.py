@@ -220,3 +220,22 @@ def test_ignore_speed_smoke(dataset: Path, tmp_path: Path) -> None:
             str(tmp_path / "w"),
         ]
     )
+
+
+def test_scale_smoke(model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A small generated vault indexed with a model (the tiny one, which MEMO_MODEL_DIR
+    hands to the bench's child processes too): one-shot CLI searches, memo-mcp's lex and
+    hybrid searches, and the memory of indexing and serving."""
+    monkeypatch.setenv("MEMO_MODEL_DIR", str(model_dir))
+    argv = ["--sizes", "120", "--rounds", "2", "--model", "--one-shot-runs", "1", "--no-vectors"]
+    out = _load("scale").main([*argv, "--workdir", str(tmp_path / "w")])
+    r = out["120"]
+    index = r["index"]["new"]
+    assert index["added"] == 121 and index["chunks"] >= 240  # 120 notes of 2 sections, a README
+    assert 0 < index["index_peak_mb"] <= index["peak_rss_mb"]
+    one = r["one_shot"]
+    assert one["model_s"] > 0 and set(one["new"]) == {"selective", "generic"}
+    assert all(q["s"] > 0 and q["peak_mb"] > 0 for q in one["new"].values())
+    assert r["freshness"]["fresh_seen"] == 1.0
+    served = r["at_rest"]["new"]
+    assert served["first_hybrid_s"] > 0 and served["rss_hybrid_mb"] > 0
