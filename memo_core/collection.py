@@ -229,13 +229,25 @@ class Collection:
         if stats and mode != "vec":
             found.chunks, found.term_docs = store.term_stats(terms)
         if qvec is not None and mode != "lex":
-            vectors = self._vectors = self._vectors or VectorCache()  # under the read lock
-            vectors.sync(store)
+            vectors = self._synced(store)
             if vectors.model in (None, model_id):
                 found.vec = vectors.nearest(qvec, n, among)
             else:
                 found.notices.append(Notice(NoticeKind.OTHER_MODEL, str(self.root)))
         return found
+
+    def load_vectors(self) -> None:
+        """Hold this index's vectors as they are now (a search's own sync then costs
+        nothing if no one wrote meanwhile): while a model loads, say."""
+        with self.snapshot() as store:
+            if store is not None:
+                self._synced(store)
+
+    def _synced(self, store: Store) -> VectorCache:
+        """The vectors held, brought up to date with `store` (call inside `snapshot`)."""
+        vectors = self._vectors = self._vectors or VectorCache()  # under the read lock
+        vectors.sync(store)
+        return vectors
 
     def _in_scope(self, store: Store, scope: Scope, below: str) -> np.ndarray | None:
         """The ids of this collection's chunks in `scope`, put in scope for the word side

@@ -321,17 +321,16 @@ class Engine:
             raise InvalidArgumentError("search.scope_type", got=scope)
         collections, notices = self._reachable(path)
         below = _below(resolve_path(path), collections) if scope else {}
-        embedder: Embedder | None = None
-        if mode != "lex":
-            try:
-                embedder = self.models.get()
-            except ModelUnavailableError as e:
-                if mode == "vec":
-                    raise ModelUnavailableError("search.vec_needs_model", reason=e) from e
-                notices.append(Notice(NoticeKind.MODEL_UNAVAILABLE, detail=e.message))
-                mode = "lex"
+        # A model not loaded yet loads its graph while the refresh walks (it needs only the
+        # model's id, unless it has passages to embed) and the vectors load.
+        loading = not self.models.loaded
+        embedder, mode = self._model(mode, notices, ready=False)
         if refresh:
             notices += self._refreshed(collections, embedder, progress)
+        if embedder is not None:
+            for c in collections if loading else ():
+                c.load_vectors()
+            embedder, mode = self._model(mode, notices, ready=True)
         qvec = embedder.embed([query], query=True)[0] if embedder is not None else None
         model_id = embedder.model_id if embedder is not None else None
         terms = textnorm.query_terms(query)
@@ -358,6 +357,21 @@ class Engine:
             hits = self._hits(found, placed[offset : offset + k], terms)
         page = SearchResults(hits, mode, notices, offset=offset)
         return paged(page, len(placed) > offset + k, budget)
+
+    def _model(
+        self, mode: ModeName, notices: list[Notice], *, ready: bool
+    ) -> tuple[Embedder | None, ModeName]:
+        """The model of a search in `mode` and the mode it runs in: without a model, a
+        hybrid search runs on words (a notice says why) and a vec search is an error."""
+        if mode == "lex":
+            return None, mode
+        try:
+            return self.models.get(ready=ready), mode
+        except ModelUnavailableError as e:
+            if mode == "vec":
+                raise ModelUnavailableError("search.vec_needs_model", reason=e) from e
+            notices.append(Notice(NoticeKind.MODEL_UNAVAILABLE, detail=e.message))
+            return None, "lex"
 
     def _refreshed(
         self,

@@ -225,12 +225,34 @@ def _broken(tmp_path: Path, problem: str) -> Path:
         ('{"kind": "text"}', "inputs ['attention_mask', 'input_ids']"),
     ],
 )
-def test_errors_name_the_path_and_the_problem(tmp_path, problem, words):
+@pytest.mark.parametrize("ready", [True, False], ids=["loaded", "loading"])
+def test_errors_name_the_path_and_the_problem(tmp_path, problem, words, ready):
+    """Whether the graph loads before `load_model_dir` returns or on a thread of its own
+    (ready=False), what is wrong is said the same way: at the latest by `ready()`, and by
+    every embedding after it."""
     path = _broken(tmp_path, problem)
     with pytest.raises(ModelUnavailableError) as info:
-        load_model_dir(path)
+        load_model_dir(path, ready=ready).ready()
     msg = str(info.value)
     assert str(path) in msg and words in msg and "MEMO_MODEL_DIR" in msg
+
+
+@pytest.mark.parametrize("problem", ["bad onnx", '{"dim": 9}', '{"output": "nope"}'])
+def test_a_graph_that_fails_on_its_thread_fails_every_embedding(tmp_path, problem):
+    model = load_model_dir(_broken(tmp_path, problem), ready=False)
+    assert model.dim  # the folder names it: known before the graph
+    for _ in range(2):
+        with pytest.raises(ModelUnavailableError, match=str(tmp_path)):
+            model.embed(["cat"], query=True)
+
+
+def test_a_model_loading_on_its_thread_embeds_as_a_loaded_one(tiny_model_dir: Path) -> None:
+    loaded = load_model_dir(tiny_model_dir)
+    loading = load_model_dir(tiny_model_dir, ready=False)
+    assert (loading.model_id, loading.dim) == (loaded.model_id, loaded.dim)
+    np.testing.assert_allclose(
+        loading.embed(TEXTS, query=True), loaded.embed(TEXTS, query=True), atol=1e-6
+    )
 
 
 def test_missing_directory(tmp_path):

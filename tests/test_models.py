@@ -8,9 +8,11 @@ import threading
 from pathlib import Path
 
 import pytest
+from tinymodels import make_tiny_model_dir
 
-from memo_core import ModelSource, ModelUnavailableError
+from memo_core import Engine, ModelSource, ModelUnavailableError, Progress
 from memo_core.model.install import default_model_dir
+from memo_core.model.onnx_embedder import OnnxEmbedder
 
 
 @pytest.fixture
@@ -73,3 +75,47 @@ def test_disabled_and_fixed_sources(tiny_embedder) -> None:
     assert ModelSource(enabled=False).available() is False
     fixed = ModelSource(tiny_embedder)
     assert fixed.loaded and fixed.get() is tiny_embedder
+
+
+def test_a_broken_graph_found_while_loading_is_said_and_not_kept(tmp_path: Path) -> None:
+    """`get(ready=False)` returns before the graph is loaded; the `get()` that waits for
+    it says what is wrong, and the broken model is not handed out again meanwhile."""
+    broken = tmp_path / "broken"
+    shutil.copytree(make_tiny_model_dir(tmp_path / "tiny"), broken)
+    (broken / "model.onnx").write_bytes(b"not an onnx file")
+    models = ModelSource(model_dir=broken)
+    models.get(ready=False)
+    for _ in range(2):
+        with pytest.raises(ModelUnavailableError, match="onnxruntime cannot load"):
+            models.get()
+    with pytest.raises(ModelUnavailableError, match="onnxruntime cannot load"):
+        models.get(ready=False)  # the failure is remembered (RETRY_AFTER_S)
+    assert models.available() is False
+
+
+def test_a_search_walks_while_the_model_loads(
+    tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search's refresh does not wait for the model's graph: the graph here loads only
+    once the refresh has indexed words (were they one after the other, the load would wait
+    for a refresh that waits for it, and fail)."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "backup.md").write_text("# Backup\n\nrestic backup of the server\n", "utf-8")
+    indexed = threading.Event()
+    real = OnnxEmbedder._load_session
+
+    def after_words(self: OnnxEmbedder, path: Path, *, spinning: bool) -> object:
+        assert indexed.wait(15), "the graph was loaded before the refresh"
+        return real(self, path, spinning=spinning)
+
+    monkeypatch.setattr(OnnxEmbedder, "_load_session", after_words)
+
+    def progress(p: Progress) -> None:
+        if p.phase == "index" and p.files_done:
+            indexed.set()
+
+    with Engine(models=ModelSource(model_dir=tiny_model_dir)) as engine:
+        results = engine.search(notes, "restic backup", mode="hybrid", progress=progress)
+    assert results.mode == "hybrid" and not results.notices
+    assert results[0].relpath == "backup.md"

@@ -67,6 +67,11 @@ class Embedder(ABC):
             floors.append(float(qvec @ self.nonsense_centroid()) + self.min_margin)
         return max(floors) if floors else None
 
+    def ready(self) -> None:
+        """Wait until the model can embed (one may load in the background); raises
+        ModelUnavailableError when it cannot. By default it always can."""
+        return None
+
     def rest(self) -> None:
         """Indexing is done for now: what the model holds for it alone may go (the next
         indexing makes it again). By default it holds nothing of the kind."""

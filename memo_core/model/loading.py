@@ -76,11 +76,25 @@ class ModelSource:
             return False
         return True
 
-    def get(self, *, install: bool | None = None) -> Embedder:
+    def get(self, *, install: bool | None = None, ready: bool = True) -> Embedder:
         """The model; ModelUnavailableError says why there is none. `install` (default:
-        `auto_install`) lets a missing default model be installed first."""
-        if self._embedder is not None:
-            return self._embedder
+        `auto_install`) lets a missing default model be installed first. `ready=False`:
+        the model may still be loading its graph (see `load_model_dir`); `get()` again, or
+        its first embedding, waits for it."""
+        embedder = self._embedder
+        if embedder is None:
+            embedder = self._load(install)
+        if ready:
+            try:
+                embedder.ready()
+            except ModelUnavailableError as e:
+                with self._state:
+                    if self._embedder is embedder:
+                        self._embedder = None  # a broken graph: loaded again after a while
+                self._fail(e)
+        return embedder
+
+    def _load(self, install: bool | None) -> Embedder:
         if not self.enabled:
             raise ModelUnavailableError("model.disabled")
         if self._bad_name is not None and not self.custom:
@@ -98,12 +112,12 @@ class ModelSource:
         with self._load_lock:
             if self._embedder is None:
                 try:
-                    self._embedder = load_model_dir(self.model_dir)
+                    self._embedder = load_model_dir(self.model_dir, ready=False)
                 except ModelUnavailableError as e:
                     self._fail(e)
                 with self._state:
                     self._failure = None
-        return self._embedder
+            return self._embedder
 
     def _install(self, allowed: bool) -> None:
         if not allowed:

@@ -14,6 +14,7 @@ import importlib.util
 import json
 import os
 import threading
+from functools import partial
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -50,15 +51,20 @@ FACTS_FILE = "model-facts.json"
 FACTS_KEPT = 8  # models remembered, the latest
 
 
-def load_model_dir(path: str | Path) -> OnnxEmbedder:
-    """Load the model directory at `path`; raises ModelUnavailableError naming what is wrong."""
-    return OnnxEmbedder(Path(path).expanduser())
+def load_model_dir(path: str | Path, *, ready: bool = True) -> OnnxEmbedder:
+    """Load the model directory at `path`; raises ModelUnavailableError naming what is wrong.
+
+    `ready=False`: where the folder names the model's dimension, return once what it says is
+    checked (`model_id` and `dim` are known) while onnxruntime loads the graph on a thread
+    of its own (a search walks meanwhile); `Embedder.ready` waits for it and raises what
+    went wrong, and so does the first embedding."""
+    return OnnxEmbedder(Path(path).expanduser(), ready=ready)
 
 
 class OnnxEmbedder(Embedder):
     """Runs a model directory of kind "text" (strings in), "bert" or "siglip" (token ids in)."""
 
-    def __init__(self, model_dir: Path) -> None:
+    def __init__(self, model_dir: Path, *, ready: bool = True) -> None:
         self.path = model_dir
         cfg = self._read_config()
         kind = cfg.get("kind")
@@ -115,41 +121,75 @@ class OnnxEmbedder(Embedder):
         if kind != "text":
             self._tok = self._load_tokenizer(files[1], self._opt(conf, "pad_id", int, None))
         self._onnx_path = files[0]
-        # One session first, without spinning threads (see `_load_session`): it serves the
-        # queries and a few passages. Indexing in earnest gets a session of its own that
-        # spins (`_session_for`), made on demand: a search loads the model once.
-        self._session: Any = self._load_session(files[0], spinning=False)
+        self._session: Any = None  # the queries' session (and a few passages')
         self._passages: Any = None
         self._few = 0  # passages embedded on the first session so far
         self._queried = False  # whether a query was embedded on it
         self._load_lock = threading.Lock()
-
-        graph_inputs = {i.name: i.type for i in self._session.get_inputs()}
-        usable = {n for role, n in self.inputs.items() if kind != "text" or role == "text"}
-        if unknown := sorted(set(graph_inputs) - usable):
-            self._fail("modeldir.unmapped", inputs=unknown, config=CONFIG_NAME)
-        # int32 graphs exist (some exporters); feed each input the dtype the graph declares.
-        self._feeds = {
-            role: (n, np.int32 if graph_inputs[n] == "tensor(int32)" else np.int64)
-            for role, n in self.inputs.items()
-            if n in graph_inputs
-        }
-        outputs = [o.name for o in self._session.get_outputs()]
-        self._output: str = conf["output"]
-        if self._output not in outputs:
-            if "output" in cfg or len(outputs) != 1:
-                self._fail("modeldir.no_output", output=self._output, outputs=outputs)
-            self._output = outputs[0]
-
         base = cfg.get("id") or model_dir.name
         self.model_id = f"{base}-{self._digest(files, cfg)[:12]}"
-        # A probe run at load time turns a graph that cannot run into an error here, not in
-        # the middle of indexing, and tells us the real dimension.
         self.dim = want_dim or 0
-        probe = self._forward(["memo"], query=False)
-        if probe.ndim != 2 or probe.shape[0] != 1 or (want_dim and probe.shape[1] != want_dim):
-            self._fail("modeldir.dim", dim=want_dim, shape=probe.shape)
-        self.dim = int(probe.shape[1])
+        self._loaded: ModelUnavailableError | None = None  # what went wrong loading the graph
+        load = partial(self._load_graph, conf, "output" in cfg, want_dim)
+        # The graph takes most of a load (onnxruntime's own threads, without the GIL); only
+        # the probe run tells a dimension the folder does not name.
+        self._loading: threading.Thread | None = None
+        if ready or not want_dim:
+            load()
+        else:
+            self._loading = threading.Thread(target=load, name="memo-model-load", daemon=True)
+            self._loading.start()
+
+    def _load_graph(self, conf: dict[str, Any], named: bool, want_dim: int | None) -> None:
+        """The first session, checked against the folder's settings, and a probe run: raises
+        ModelUnavailableError (kept for `ready` on a loading thread)."""
+        try:
+            # One session first, without spinning threads (see `_load_session`): it serves
+            # the queries and a few passages. Indexing in earnest gets a session of its own
+            # that spins (`_session_for`), made on demand: a search loads the model once.
+            session = self._load_session(self._onnx_path, spinning=False)
+            graph_inputs = {i.name: i.type for i in session.get_inputs()}
+            usable = {n for role, n in self.inputs.items() if self.kind != "text" or role == "text"}
+            if unknown := sorted(set(graph_inputs) - usable):
+                self._fail("modeldir.unmapped", inputs=unknown, config=CONFIG_NAME)
+            # int32 graphs exist (some exporters); feed each input the dtype the graph declares.
+            self._feeds = {
+                role: (n, np.int32 if graph_inputs[n] == "tensor(int32)" else np.int64)
+                for role, n in self.inputs.items()
+                if n in graph_inputs
+            }
+            outputs = [o.name for o in session.get_outputs()]
+            self._output: str = conf["output"]
+            if self._output not in outputs:
+                if named or len(outputs) != 1:
+                    self._fail("modeldir.no_output", output=self._output, outputs=outputs)
+                self._output = outputs[0]
+            with self._load_lock:
+                self._session = session
+            # A probe run at load time turns a graph that cannot run into an error here, not
+            # in the middle of indexing, and tells us the real dimension.
+            probe = self._forward(["memo"], query=False)
+            if probe.ndim != 2 or probe.shape[0] != 1 or (want_dim and probe.shape[1] != want_dim):
+                self._fail("modeldir.dim", dim=want_dim, shape=probe.shape)
+            self.dim = int(probe.shape[1])
+        except ModelUnavailableError as e:
+            if self._loading is None:
+                raise
+            self._loaded = e
+        except Exception as e:  # on the loading thread: kept for `ready`, not lost
+            if self._loading is None:
+                raise
+            self._loaded = ModelUnavailableError(
+                "modeldir.broken", path=self.path, problem=Message("modeldir.run", reason=str(e))
+            )
+
+    def ready(self) -> None:
+        """Wait for the graph loading on its own thread, if one is; raises
+        ModelUnavailableError when it could not be loaded or run."""
+        if self._loading is not None:
+            self._loading.join()
+        if self._loaded is not None:
+            raise self._loaded
 
     # -- loading -------------------------------------------------------------------------
     def _fail(self, key: str, /, **params: object) -> NoReturn:
@@ -287,6 +327,7 @@ class OnnxEmbedder(Embedder):
 
     # -- running -------------------------------------------------------------------------
     def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        self.ready()
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         vecs = self._forward(texts, query=query)
