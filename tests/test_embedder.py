@@ -20,7 +20,7 @@ from tinymodels import (
 )
 from tokenizers import normalizers
 
-from memo_core import settings
+from memo_core import ModelSource, settings
 from memo_core.errors import ModelUnavailableError
 from memo_core.model.embedder import Embedder
 from memo_core.model.onnx_embedder import (
@@ -311,6 +311,12 @@ def test_a_search_loads_the_model_once_and_indexing_gets_a_session_of_its_own(
     assert e._passages is not None and e._session is first
     np.testing.assert_allclose(many[-2:], few, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(as_queries, e.embed(texts, query=True), rtol=1e-5, atol=1e-6)
+
+
+def test_a_model_for_indexing_loads_on_the_calling_thread(tiny_model_dir: Path) -> None:
+    assert load_model_dir(tiny_model_dir)._loading is None
+    assert ModelSource(model_dir=tiny_model_dir).get()._loading is None  # type: ignore[attr-defined]
+    assert ModelSource(model_dir=tiny_model_dir).get(ready=False)._loading is not None  # type: ignore[attr-defined]
 
 
 def test_indexing_alone_holds_one_session(tiny_model_dir: Path) -> None:

@@ -78,12 +78,13 @@ class ModelSource:
 
     def get(self, *, install: bool | None = None, ready: bool = True) -> Embedder:
         """The model; ModelUnavailableError says why there is none. `install` (default:
-        `auto_install`) lets a missing default model be installed first. `ready=False`:
-        the model may still be loading its graph (see `load_model_dir`); `get()` again, or
-        its first embedding, waits for it."""
+        `auto_install`) lets a missing default model be installed first. `ready=False`
+        (a search): the model may still be loading its graph on a thread (see
+        `load_model_dir`); `get()` again, or its first embedding, waits for it. Otherwise a
+        model is loaded on the calling thread, whole."""
         embedder = self._embedder
         if embedder is None:
-            embedder = self._load(install)
+            embedder = self._load(install, ready)
         if ready:
             try:
                 embedder.ready()
@@ -94,7 +95,7 @@ class ModelSource:
                 self._fail(e)
         return embedder
 
-    def _load(self, install: bool | None) -> Embedder:
+    def _load(self, install: bool | None, ready: bool) -> Embedder:
         if not self.enabled:
             raise ModelUnavailableError("model.disabled")
         if self._bad_name is not None and not self.custom:
@@ -112,7 +113,7 @@ class ModelSource:
         with self._load_lock:
             if self._embedder is None:
                 try:
-                    self._embedder = load_model_dir(self.model_dir, ready=False)
+                    self._embedder = load_model_dir(self.model_dir, ready=ready)
                 except ModelUnavailableError as e:
                     self._fail(e)
                 with self._state:

@@ -8,6 +8,7 @@ can fall back to word search without catching onnxruntime's own exception types.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import importlib.machinery
 import importlib.util
@@ -352,6 +353,7 @@ class OnnxEmbedder(Embedder):
                     return self._session
                 if not self._queried:
                     self._session = None  # before the load: one model in memory at a time
+                    _give_back_memory()
                 self._passages = self._load_session(self._onnx_path, spinning=True)
             return self._passages
 
@@ -362,6 +364,7 @@ class OnnxEmbedder(Embedder):
         with self._load_lock:
             if self._passages is not None and self._session is not None:
                 self._passages, self._few = None, 0
+                _give_back_memory()
 
     def _forward(self, texts: list[str], *, query: bool) -> np.ndarray:
         prefix = self.query_prefix if query else self.passage_prefix
@@ -436,6 +439,16 @@ class OnnxEmbedder(Embedder):
         arrays = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
         feeds = {name: arrays[role].astype(dt) for role, (name, dt) in self._feeds.items()}
         return feeds, mask
+
+
+def _give_back_memory() -> None:
+    """Return what a dropped session freed to the OS: glibc keeps memory freed by a thread
+    in that thread's arena, and sessions are made and dropped on several threads. Elsewhere
+    (no glibc) there is nothing to do."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def _stat_key(f: Path) -> tuple[int, ...]:
