@@ -423,6 +423,10 @@ class Collection:
             if writer is None:
                 return RefreshStats(notices=[busy] if busy else [])
             with self._sqlite_errors():
+                # A model still loading (a search's) is waited for only where the index does
+                # not hold its vectors yet: a graph that fails never replaces a good one's.
+                if embedder is not None and writer.vector_key()[1] != embedder.model_id:
+                    embedder = embedder if embedder.usable() else None
                 model = embedder.model_id if embedder is not None else None
                 changed = writer.identity_change(self.tuning.identity(), model)
                 if changed is None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from tinymodels import make_tiny_model_dir
 
-from memo_core import Engine, ModelSource, ModelUnavailableError, Progress
+from memo_core import Engine, ModelSource, ModelUnavailableError, NoticeKind, Progress
 from memo_core.model.install import default_model_dir
 from memo_core.model.onnx_embedder import OnnxEmbedder
 
@@ -96,12 +96,16 @@ def test_a_broken_graph_found_while_loading_is_said_and_not_kept(tmp_path: Path)
 def test_a_search_walks_while_the_model_loads(
     tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A search's refresh does not wait for the model's graph: the graph here loads only
-    once the refresh has indexed words (were they one after the other, the load would wait
-    for a refresh that waits for it, and fail)."""
+    """On a folder whose index holds the model's vectors, a search's refresh does not wait
+    for the model's graph: here the graph loads only once the refresh has indexed the words
+    of a new note (were they one after the other, the load would wait for a refresh that
+    waits for it, and fail)."""
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "backup.md").write_text("# Backup\n\nrestic backup of the server\n", "utf-8")
+    with Engine(models=ModelSource(model_dir=tiny_model_dir)) as engine:
+        engine.refresh(notes)  # the model's vectors
+    (notes / "soup.md").write_text("# Soup\n\nborscht recipe\n", "utf-8")
     indexed = threading.Event()
     real = OnnxEmbedder._load_session
 
@@ -116,6 +120,52 @@ def test_a_search_walks_while_the_model_loads(
             indexed.set()
 
     with Engine(models=ModelSource(model_dir=tiny_model_dir)) as engine:
-        results = engine.search(notes, "restic backup", mode="hybrid", progress=progress)
-    assert results.mode == "hybrid" and not results.notices
-    assert results[0].relpath == "backup.md"
+        results = engine.search(notes, "borscht recipe", mode="hybrid", progress=progress)
+        assert results.mode == "hybrid" and not results.notices
+        assert results[0].relpath == "soup.md"
+        assert engine.status(notes)[0].chunks_without_vectors == 0  # its vectors came too
+
+
+def test_a_model_is_waited_for_where_the_index_holds_no_vectors_of_it(
+    tmp_path: Path, tiny_model_dir: Path
+) -> None:
+    """A graph that fails on its thread never replaces the vectors of the model the index
+    holds, and a new index is not made for it: the words answer, and once a working model
+    is back no rebuild is needed."""
+    broken = tmp_path / "broken"
+    shutil.copytree(tiny_model_dir, broken)
+    (broken / "model.onnx").write_bytes(b"not an onnx file")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "backup.md").write_text("# Backup\n\nrestic backup of the server\n", "utf-8")
+    with Engine(models=ModelSource(model_dir=tiny_model_dir)) as engine:
+        engine.refresh(notes)
+        held = engine.status(notes)[0]
+    with Engine(models=ModelSource(model_dir=broken)) as engine:
+        results = engine.search(notes, "restic backup", mode="hybrid")
+        assert results.mode == "lex" and results[0].relpath == "backup.md"
+    with Engine(models=ModelSource(model_dir=tiny_model_dir)) as engine:
+        results = engine.search(notes, "restic backup", mode="hybrid")
+        assert results.mode == "hybrid" and not results.notices  # no rebuild said
+        assert engine.status(notes)[0].model == held.model
+
+
+def test_a_search_with_a_graph_that_fails_while_it_refreshes_answers_by_words(
+    tmp_path: Path,
+) -> None:
+    """The graph fails on its thread while the search indexes new notes: the words are
+    indexed and answer, and the answer says the model is not there (no vectors written)."""
+    broken = tmp_path / "broken"
+    shutil.copytree(make_tiny_model_dir(tmp_path / "tiny"), broken)
+    (broken / "model.onnx").write_bytes(b"not an onnx file")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "backup.md").write_text("# Backup\n\nrestic backup of the server\n", "utf-8")
+    with Engine(models=ModelSource(model_dir=broken)) as engine:
+        results = engine.search(notes, "restic backup", mode="hybrid")
+        assert results.mode == "lex" and results[0].relpath == "backup.md"
+        assert any(n.kind == NoticeKind.MODEL_UNAVAILABLE for n in results.notices)
+        with pytest.raises(ModelUnavailableError):
+            engine.search(notes, "restic backup", mode="vec")
+        again = engine.search(notes, "restic backup", mode="hybrid")
+        assert again.mode == "lex" and again[0].relpath == "backup.md"

@@ -314,7 +314,7 @@ class Indexer:
         """Embed the chunks that have no vector yet, in batches (each text once)."""
         assert self.embedder is not None
         total = self.store.count_without_vectors()
-        if not total:
+        if not total or not self.embedder.usable():  # waits for a graph still loading
             return
         prog = Progress("embed", 0, 0, 0, total, t0)
         if progress:

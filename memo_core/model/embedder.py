@@ -72,6 +72,16 @@ class Embedder(ABC):
         ModelUnavailableError when it cannot. By default it always can."""
         return None
 
+    def usable(self) -> bool:
+        """`ready`, as a yes or no: for a refresh handed a model still loading, which leaves
+        the vectors alone if it fails (the search that got the model says why, through
+        `ModelSource.get`, and so does every later one)."""
+        try:
+            self.ready()
+        except ModelUnavailableError:
+            return False
+        return True
+
     def rest(self) -> None:
         """Indexing is done for now: what the model holds for it alone may go (the next
         indexing makes it again). By default it holds nothing of the kind."""
