@@ -72,10 +72,11 @@ from memo_core.values import (
     Notice,
     NoticeKind,
     refresh_budget,
+    whole_number,
 )
 
 if TYPE_CHECKING:
-    from memo_core.engine import Engine, UserPath, whole_number
+    from memo_core.engine import Engine, UserPath
     from memo_core.files.scope import Scope
     from memo_core.index.indexer import Progress, ProgressFn, RefreshStats
     from memo_core.model.embedder import Embedder
@@ -92,7 +93,6 @@ _LAZY = {
     "load_model_dir": "model.onnx_embedder",
     "Engine": "engine",
     "UserPath": "engine",
-    "whole_number": "engine",
     "install_named": "model.install",
     "is_installed": "model.install",
     "resolve_model_dir": "model.install",

@@ -51,19 +51,15 @@ from memo_core.text.escapes import shown
 from memo_core.tuning import Tuning
 from memo_core.values import (
     DEFAULT_K,
-    DEFAULT_MAX_CHARS,
     DEFAULT_MODE,
     DEFAULT_REFRESH_BUDGET_S,
-    MAX_CHARS_RANGE,
-    MAX_K,
-    MAX_OFFSET,
-    MODES,
     ModeName,
     Notice,
     NoticeKind,
+    page_budget,
+    search_arguments,
 )
 
-MAX_QUERY_CHARS = 4000
 MAX_OPEN = 64  # collections whose connections stay open between calls (a few fds each)
 MAX_REFRESHING = 4  # background refreshes at once in one engine
 IDLE_S = 600.0  # a collection unused this long releases its connections, watches and vectors
@@ -315,8 +311,8 @@ class Engine:
         a rebuild or another process's refresh is not waited for: the answer then comes
         from the last snapshot and says so.
         """
-        k, query = _checked(query, k, mode)
-        budget = _page_checked(offset, max_chars)
+        k, query = search_arguments(query, k, mode)
+        budget = page_budget(offset, max_chars)
         if scope is not None and not isinstance(scope, Scope):
             raise InvalidArgumentError("search.scope_type", got=scope)
         collections, notices = self._reachable(path)
@@ -568,32 +564,3 @@ def _below(base: Path, collections: list[Collection]) -> dict[Collection, str]:
     """Each collection's folder relative to the path searched ('/'-separated, "" for the
     path itself), where a scope's `under` is read from (discovery finds them at or below)."""
     return {c: "/".join(c.root.relative_to(base).parts) for c in collections}
-
-
-def _page_checked(offset: object, max_chars: object) -> int:
-    """The answer's budget, once `offset` and `max_chars` are known to be good."""
-    whole_number("offset", offset, 0, MAX_OFFSET)
-    if max_chars is None:
-        return DEFAULT_MAX_CHARS
-    return whole_number("max_chars", max_chars, *MAX_CHARS_RANGE)
-
-
-def whole_number(name: str, value: object, low: int, high: int) -> int:
-    """`value`, a whole number from `low` to `high`, or the InvalidArgumentError saying so:
-    the check of every numeric argument, the front ends' own too (memo watch's debounce),
-    so a value out of range is refused, never clamped."""
-    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-        raise InvalidArgumentError("search.whole_range", name=name, low=low, high=high, got=value)
-    return value
-
-
-def _checked(query: object, k: object, mode: object) -> tuple[int, str]:
-    if mode not in MODES:
-        raise InvalidArgumentError("search.mode", mode=mode, modes=", ".join(MODES))
-    k = whole_number("k", k, 1, MAX_K)  # as memo_search's schema: 1..MAX_K, no clamp
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidArgumentError("search.empty_query")
-    # Lone surrogates (bytes a terminal's argv could not decode, "\\udcff" in JSON) are
-    # not text: each becomes U+FFFD, so the words and the model see valid text.
-    query = query[:MAX_QUERY_CHARS].encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-    return k, query

@@ -11,6 +11,7 @@ from enum import Enum
 from typing import Literal, get_args
 
 from memo_core import settings
+from memo_core.errors import InvalidArgumentError
 
 ModeName = Literal["hybrid", "lex", "vec"]
 MODES: tuple[ModeName, ...] = get_args(ModeName)
@@ -23,6 +24,7 @@ MAX_K = 100
 DEFAULT_MAX_CHARS = 6000
 MAX_CHARS_RANGE = (500, 200_000)  # the budgets a caller may ask for
 MAX_OFFSET = 1000  # how deep paging goes (every page ranks the hits before it again)
+MAX_QUERY_CHARS = 4000  # a longer query is cut
 CUT = "…"  # where a line shown was cut (a hit's one overlong line, a budget's last hit)
 
 
@@ -87,3 +89,35 @@ DEFAULT_REFRESH_BUDGET_S = 3.0
 def refresh_budget() -> float:
     """The configured refresh budget: MEMO_REFRESH_BUDGET, else the default."""
     return settings.refresh_budget(DEFAULT_REFRESH_BUDGET_S)
+
+
+def page_budget(offset: object, max_chars: object) -> int:
+    """A search answer's budget of characters, once `offset` and `max_chars` are known to
+    be good."""
+    whole_number("offset", offset, 0, MAX_OFFSET)
+    if max_chars is None:
+        return DEFAULT_MAX_CHARS
+    return whole_number("max_chars", max_chars, *MAX_CHARS_RANGE)
+
+
+def whole_number(name: str, value: object, low: int, high: int) -> int:
+    """`value`, a whole number from `low` to `high`, or the InvalidArgumentError saying so:
+    the check of every numeric argument, the front ends' own too (memo watch's debounce),
+    so a value out of range is refused, never clamped."""
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise InvalidArgumentError("search.whole_range", name=name, low=low, high=high, got=value)
+    return value
+
+
+def search_arguments(query: object, k: object, mode: object) -> tuple[int, str]:
+    """(k, the query) of a search, once its mode, k and query are known to be good: the
+    query cut at MAX_QUERY_CHARS, its lone surrogates made U+FFFD."""
+    if mode not in MODES:
+        raise InvalidArgumentError("search.mode", mode=mode, modes=", ".join(MODES))
+    k = whole_number("k", k, 1, MAX_K)  # as memo_search's schema: 1..MAX_K, no clamp
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidArgumentError("search.empty_query")
+    # Lone surrogates (bytes a terminal's argv could not decode, "\\udcff" in JSON) are
+    # not text: each becomes U+FFFD, so the words and the model see valid text.
+    query = query[:MAX_QUERY_CHARS].encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return k, query
