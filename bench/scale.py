@@ -109,13 +109,19 @@ def child_index(root: Path, model: bool, checkout: Path | None = None) -> dict:
     return in_tree(cmd, checkout)
 
 
+def tree(checkout: Path | None, env: dict[str, str] | None = None) -> dict:
+    """How a child runs with this repository's memo_core or `checkout`'s: its cwd and its
+    environment (`env`, default this one's, with PYTHONPATH the tree)."""
+    src = checkout or REPO
+    return {"cwd": src, "env": {**(os.environ if env is None else env), "PYTHONPATH": str(src)}}
+
+
 def in_tree(cmd: list[str], checkout: Path | None) -> dict:
     """Run `cmd` with this repository's memo_core or `checkout`'s; its last line as JSON."""
-    src = checkout or REPO
-    env = {**os.environ, "PYTHONPATH": str(src)}
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env, cwd=src)
+    where = tree(checkout)
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True, **where)
     got = json.loads(out.stdout.strip().splitlines()[-1])
-    assert Path(got["memo_core"]).is_relative_to(src), got["memo_core"]
+    assert Path(got["memo_core"]).is_relative_to(where["cwd"]), got["memo_core"]
     return got
 
 
@@ -345,15 +351,13 @@ class Stdio:
     """memo-mcp over stdio, one JSON line at a time."""
 
     def __init__(self, env: dict[str, str], checkout: Path | None = None) -> None:
-        src = checkout or REPO
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "memo_mcp"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            env={**env, "PYTHONPATH": str(src)},
-            cwd=src,
             text=True,
+            **tree(checkout, env),
         )
         self.ids = 0
 
@@ -471,10 +475,8 @@ def one_shot(root: Path, old: Path | None, runs: int) -> dict:
 
 def timed_child(cmd: list[str], checkout: Path | None) -> tuple[float, float]:
     """Wall seconds and peak resident MB of `cmd` run in `checkout` (default: this tree)."""
-    src = checkout or REPO
-    env = {**os.environ, "PYTHONPATH": str(src)}
     t = time.perf_counter()
-    out = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=src)
+    out = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **tree(checkout))
     dt = time.perf_counter() - t
     assert out.returncode == 0, (cmd, out.stderr[-2000:])
     return dt, float(out.stderr.split(b"peak_mb ")[-1])

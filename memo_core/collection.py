@@ -114,11 +114,7 @@ class Collection:
                 self._closing = not held
             if not held:
                 return False
-        try:
-            self._close_held()
-        finally:
-            self._refresh_lock.release()
-        return True
+        return self._close_and_let_go()
 
     def release(self) -> bool:
         """Close the connections and drop the vectors, unless a refresh (in the background
@@ -126,6 +122,10 @@ class Collection:
         the next use opens and loads them again (the engine's memory budget)."""
         if not self._refresh_lock.acquire(blocking=False):
             return False
+        return self._close_and_let_go()
+
+    def _close_and_let_go(self) -> bool:
+        """Close (the refresh lock held), then let the lock go: True, closed."""
         try:
             self._close_held()
         finally:

@@ -130,7 +130,7 @@ class OnnxEmbedder(Embedder):
         base = cfg.get("id") or model_dir.name
         self.model_id = f"{base}-{self._digest(files, cfg)[:12]}"
         self.dim = want_dim or 0
-        self._loaded: ModelUnavailableError | None = None  # what went wrong loading the graph
+        self._load_error: ModelUnavailableError | None = None  # what went wrong loading the graph
         load = partial(self._load_graph, conf, "output" in cfg, want_dim)
         # The graph takes most of a load (onnxruntime's own threads, without the GIL); only
         # the probe run tells a dimension the folder does not name.
@@ -176,11 +176,11 @@ class OnnxEmbedder(Embedder):
         except ModelUnavailableError as e:
             if self._loading is None:
                 raise
-            self._loaded = e
+            self._load_error = e
         except Exception as e:  # on the loading thread: kept for `ready`, not lost
             if self._loading is None:
                 raise
-            self._loaded = ModelUnavailableError(
+            self._load_error = ModelUnavailableError(
                 "modeldir.broken", path=self.path, problem=Message("modeldir.run", reason=str(e))
             )
 
@@ -189,8 +189,8 @@ class OnnxEmbedder(Embedder):
         ModelUnavailableError when it could not be loaded or run."""
         if self._loading is not None:
             self._loading.join()
-        if self._loaded is not None:
-            raise self._loaded
+        if self._load_error is not None:
+            raise self._load_error
 
     # -- loading -------------------------------------------------------------------------
     def _fail(self, key: str, /, **params: object) -> NoReturn:
