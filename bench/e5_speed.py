@@ -14,7 +14,9 @@ sample), as the indexer embeds them (heading and text, `embed_input`).
    new model's vectors to the old one's (min, 1st percentile, mean), passages and queries.
 2. The tokenizers: token ids of every passage equal or not; each one's resident memory,
    loaded alone in a fresh process.
-3. With `--index`: `memo index` of a copy of those pages, in a fresh process per model,
+3. Resident memory with each model loaded and used once (a fresh process each; `--use`
+   adds the default model).
+4. With `--index`: `memo index` of a copy of those pages, in a fresh process per model,
    alternating (MEMO_MODEL_DIR set; `--use` adds the default model): seconds and peak RSS.
 """
 
@@ -58,6 +60,20 @@ from memo_cli.main import main
 t = time.perf_counter()
 main(["index", sys.argv[1]])
 print(time.perf_counter() - t, _common.peak_rss_mb(), file=sys.stderr)
+"""
+_MODEL_RSS = """
+import sys
+sys.path.insert(0, {repo!r})
+def rss():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS"):
+            return int(line.split()[1]) / 1024
+from memo_core import load_model_dir
+before = rss()
+e = load_model_dir({path!r})
+e.embed(["как настроить бэкап"], query=True)
+e.embed(["Бэкап домашнего сервера: restic каждую ночь. " * 20])
+print(before, rss())
 """
 _TOKENIZER_RSS = """
 import sys, gc
@@ -111,6 +127,15 @@ def tokenizer_rss(model_dir: Path) -> float:
     code = _TOKENIZER_RSS.format(repo=str(C.REPO), path=str(path))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return float(out.stdout.strip())
+
+
+def model_rss(model_dir: Path) -> tuple[float, float]:
+    """Resident MB of a fresh Python with memo imported, and once the model at `model_dir`
+    is loaded and has embedded a query and a passage."""
+    code = _MODEL_RSS.format(repo=str(C.REPO), path=str(model_dir))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    before, after = map(float, out.stdout.split())
+    return before, after
 
 
 def embedder_side_by_side(dirs: dict[str, Path], texts: list[str], rounds: int) -> dict:
@@ -212,9 +237,13 @@ def main(argv: list[str] | None = None) -> dict:
         name: round(tokenizer_rss(d), 1) for name, d in dirs.items()
     }
     print(f"tokenizer resident: old {rss['old']} MB, new {rss['new']} MB")
+    if args.use:
+        dirs["use"] = args.use.expanduser()
+    result["model_rss_mb"] = loaded = {name: model_rss(d) for name, d in dirs.items()}
+    for name, (before, after) in loaded.items():
+        print(f"resident with the model loaded and used once, {name}: {after:.0f} MB "
+              f"({before:.0f} MB before it)")  # fmt: skip
     if args.index:
-        if args.use:
-            dirs["use"] = args.use.expanduser()
         with tempfile.TemporaryDirectory(prefix="memo-e5-speed-") as tmp:
             result["index"] = runs = index_runs(dirs, files, args.rounds, Path(tmp))
         for name, r in runs.items():

@@ -53,9 +53,9 @@ def collect(root: Path, queries: list[tuple[str, dict[str, int]]], embedder, tun
                 found = coll.candidates(store, terms, None, None, CANDIDATES, "lex")
                 lex = found.lex
                 vec = C.knn(coll, store, qvec, CANDIDATES)
-                cov, _ = coverage(store, terms)
+                cov, mass = coverage(store, terms)
                 strength = word_strength([found], [1.0], terms)  # the engine's own rule
-                out.append((lex, vec, (cov, strength), id2file, rels))
+                out.append((lex, vec, (cov, strength, mass), id2file, rels))
     return out
 
 
@@ -68,12 +68,37 @@ def coverage(store, terms: list[str]) -> tuple[float, float]:
     return (sum(v for t, v in idf.items() if df.get(t, 0)) / total if total else 0.0), total
 
 
-def score(rows: list, policy: Callable[[float], float], by_name: bool) -> float:
+def by_mass(lex: list, mass: float, full: float) -> list:
+    """Word scores on an absolute scale: a passage's score over the query's IDF mass, 1 from
+    `full` on (min-max gives the best match 1 however few of the query's words it holds)."""
+    top = mass * full
+    return [(cid, min(1.0, sc / top) if top > 0 else 0.0) for cid, sc in lex]
+
+
+def fuse_absolute(lex: list, vec: list, weight: float, mass: float, full: float) -> list:
+    """fusion.fuse with the word side by `by_mass` instead of min-max (vectors min-max)."""
+    from memo_core.search.fusion import minmax
+
+    lex_n, vec_n = dict(by_mass(lex, mass, full)), minmax(vec)
+    fused = [
+        (key, (1 - weight) * lex_n.get(key, 0.0) + weight * vec_n.get(key, 0.0), ())
+        for key in lex_n.keys() | vec_n.keys()
+    ]
+    fused.sort(key=lambda t: (-t[1], t[0]))
+    return fused
+
+
+def score(rows: list, policy: Callable, by_name: bool, full: float | None = None) -> float:
+    """Mean nDCG@10 of `rows` fused under `policy` (signals -> the vectors' weight); `full`:
+    the word side by the query's IDF mass (`fuse_absolute`), else min-max (the engine's)."""
     from memo_core.search.fusion import fuse
 
     nd = []
     for lex, vec, signals, id2file, rels in rows:
-        ranked = fuse(lex, vec, policy(signals))
+        if full is None:
+            ranked = fuse(lex, vec, policy(signals))
+        else:
+            ranked = fuse_absolute(lex, vec, policy(signals), signals[2], full)
         files: dict[str, None] = {}
         for cid, _, _ in ranked:
             f = id2file[cid]
@@ -244,6 +269,9 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--style", default="title", choices=("title", "sentence"), help="crossling's")
     p.add_argument("--names", action="store_true", help="also compare the naming boosts")
     p.add_argument("--proximity", action="store_true", help="also compare proximity settings")
+    p.add_argument(
+        "--absolute", action="store_true", help="also the word side by the query's IDF mass"
+    )
     C.add_model_args(p)
     args = p.parse_args(argv)
     C.apply_model_args(args)
@@ -253,7 +281,7 @@ def main(argv: list[str] | None = None) -> dict:
     sets = {
         name: (collect(root, qs, embedder, tuning), bn) for name, (root, qs, bn) in judged.items()
     }
-    policies: dict[str, Callable[[tuple[float, float]], float]] = {}
+    policies: dict[str, Callable[[tuple[float, float, float]], float]] = {}
     for w in (0.0, 0.2, 0.3, 0.5, 0.7, 1.0):
         policies[f"fixed {w}"] = lambda sig, w=w: w
     for w0 in (0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5):
@@ -262,10 +290,22 @@ def main(argv: list[str] | None = None) -> dict:
                 policies[f"strength {w0} c{c:g} p{power:g}"] = lambda sig, w0=w0, c=c, k=power: (
                     1 - (1 - w0) * min(1.0, sig[1] / c) ** k
                 )
+    absolute: dict[str, tuple[Callable, float]] = {}
+    if args.absolute:
+        for full in (0.5, 1.0, 1.5):
+            for w0 in (0.1, 0.2, 0.3, 0.4, 0.5):
+                for c in (0.5, 0.75, 1.25):
+                    absolute[f"abs{full:g} {w0} c{c:g}"] = (
+                        lambda sig, w0=w0, c=c: 1 - (1 - w0) * min(1.0, sig[1] / c) ** 0.5,
+                        full,
+                    )
     print(f"{'policy':26} " + " ".join(f"{name:>8}" for name in sets))
     out: dict = {}
-    for name, policy in policies.items():
-        out[name] = {s: score(rows, policy, by_name) for s, (rows, by_name) in sets.items()}
+    for name, (policy, full) in {
+        **{n: (pol, None) for n, pol in policies.items()},
+        **absolute,
+    }.items():
+        out[name] = {s: score(rows, policy, by_name, full) for s, (rows, by_name) in sets.items()}
         margin = (
             min(
                 v - max(out["fixed 0.0"][k], out["fixed 1.0"][k])

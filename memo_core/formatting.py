@@ -102,10 +102,27 @@ def format_hits(
     blocks = [f"({notice_text(n, lang)})\n" for n in results.notices]
     blocks += [_hit_block(h, base, terminal, lang) for h in results]
     if not results:
-        blocks.append(lang.text("hits.none") + "\n")
+        blocks.append(none_text(results.notices, lang) + "\n")
     if results.next_offset is not None:
         blocks.append(_more_line(results, len(results), lang))
     return "\n".join(blocks)
+
+
+def none_text(notices: list[Notice], lang: Lang = Lang.RU) -> str:
+    """What an answer without hits says: `ничего не найдено` only when its indexes were
+    complete; while files or vectors are still coming, that nothing was found yet among
+    what is in (a first index answers before it is done)."""
+    files = [n for n in notices if n.kind is NoticeKind.INDEXING]
+    if files:
+        if any(n.total <= 0 for n in files):
+            return lang.text("hits.none_yet_uncounted")
+        done, total = sum(n.done for n in files), sum(n.total for n in files)
+        return lang.text("hits.none_yet_files", done=done, total=total)
+    vectors = [n for n in notices if n.kind is NoticeKind.EMBEDDING]
+    if vectors:
+        done, total = sum(n.done for n in vectors), sum(n.total for n in vectors)
+        return lang.text("hits.none_yet_vectors", done=done, total=total)
+    return lang.text("hits.none")
 
 
 def _hit_block(h: Hit, base: str | None, terminal: bool, lang: Lang = Lang.RU) -> str:

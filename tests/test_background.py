@@ -72,6 +72,33 @@ def test_a_long_first_index_answers_within_the_budget(tmp_path: Path, slow: Slow
         assert e.status(notes)[0].indexing is None
 
 
+@pytest.mark.parametrize("lang", ["ru", "en"])
+def test_nothing_found_while_vectors_come_is_not_the_final_answer(
+    tmp_path: Path, slow: SlowEmbedder, lang: str
+) -> None:
+    """A search that finds nothing before the vectors are made says nothing was found yet,
+    and how much could be searched by meaning; once the index is whole, the final words."""
+    from memo_core import Lang, format_hits
+
+    notes = many_notes(tmp_path / "notes", 40)
+    words = Lang.EN if lang == "en" else Lang.RU
+    with Engine(models=ModelSource(slow), refresh_budget_s=0.3) as e:
+        early = e.search(notes, "zebra quantum", mode="hybrid")
+        assert len(early) == 0 and early.notices[0].kind is NoticeKind.EMBEDDING
+        text = format_hits(early, lang=words)
+        want = {
+            "ru": "пока ничего не найдено: по смыслу искали в 0 из 41 фрагментов",
+            "en": "nothing found yet: 0 of 41 chunks could be searched by meaning so far",
+        }[lang]
+        assert text.endswith(want + "\n") and "ничего не найдено\n" not in text.replace(want, "")
+        slow.gate.set()
+        e.refresh(notes)
+        final = e.search(notes, "zebra quantum", mode="lex")
+        assert format_hits(final, lang=words) == (
+            "ничего не найдено\n" if lang == "ru" else "nothing found\n"
+        )
+
+
 def test_a_change_made_before_the_call_is_in_its_answer(tmp_path: Path, tiny_embedder) -> None:
     notes = many_notes(tmp_path / "notes", 50)
     with Engine(models=ModelSource(tiny_embedder), refresh_budget_s=5) as e:

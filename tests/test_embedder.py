@@ -313,6 +313,27 @@ def test_a_search_loads_the_model_once_and_indexing_gets_a_session_of_its_own(
     np.testing.assert_allclose(as_queries, e.embed(texts, query=True), rtol=1e-5, atol=1e-6)
 
 
+def test_indexing_runs_texts_two_at_once_only_where_none_is_padded(
+    tiny_model_dir: Path, tiny_e5_installed: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model never padded (e5's: a run per text) indexes two texts at once, each run on
+    half the cores, with the vectors of one at a time; a padded model (a batch a run) and
+    a text graph keep one run at a time on every core (half of them halved its speed)."""
+    from memo_core.model import onnx_embedder
+
+    monkeypatch.setattr(onnx_embedder, "_cores", lambda: 4)
+    texts = [f"the server back up {'при вет ' * i}" for i in range(40)]
+    e5 = load_model_dir(tiny_e5_installed)
+    alone = np.stack([e5.embed([t])[0] for t in texts])
+    e5.embed(["the note"] * (FEW_PASSAGES + 1))  # indexing's session from here on
+    assert e5._workers is not None and e5._passages.get_session_options().intra_op_num_threads == 2
+    np.testing.assert_allclose(e5.embed(texts), alone, rtol=1e-5, atol=1e-6)
+    padded = load_model_dir(tiny_model_dir)
+    padded.embed(["cabbage bowl"] * (FEW_PASSAGES + 1))
+    assert padded._workers is None
+    assert padded._passages.get_session_options().intra_op_num_threads == 0  # every core
+
+
 def test_a_model_for_indexing_loads_on_the_calling_thread(tiny_model_dir: Path) -> None:
     assert load_model_dir(tiny_model_dir)._loading is None
     assert ModelSource(model_dir=tiny_model_dir).get()._loading is None  # type: ignore[attr-defined]

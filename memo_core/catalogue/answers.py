@@ -8,6 +8,19 @@ from __future__ import annotations
 TEXTS: dict[str, tuple[str, str]] = {
     # -- a search's answer ---------------------------------------------------------------
     "hits.none": ("ничего не найдено", "nothing found"),
+    # No hit while indexing goes on: not the final answer (SPEC "Search").
+    "hits.none_yet_files": (
+        "пока ничего не найдено среди проиндексированных {done} из {total} файлов",
+        "nothing found yet among the {done} of {total} files indexed so far",
+    ),
+    "hits.none_yet_uncounted": (
+        "пока ничего не найдено среди уже проиндексированных файлов",
+        "nothing found yet among the files indexed so far",
+    ),
+    "hits.none_yet_vectors": (
+        "пока ничего не найдено: по смыслу искали в {done} из {total} фрагментов",
+        "nothing found yet: {done} of {total} chunks could be searched by meaning so far",
+    ),
     "hits.shown_one": ("показан {first}", "hit {first} shown"),
     "hits.shown_range": ("показаны {first}–{last}", "hits {first}–{last} shown"),
     "hits.more": (

@@ -15,6 +15,7 @@ import importlib.util
 import json
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 from typing import Any, NoReturn
@@ -47,6 +48,9 @@ FUSION_KEYS = ("dense_weight", "lex_full_strength", "lex_strength_power")
 # Passages embedded on the first session before indexing gets a session of its own: a
 # one-shot search's refresh after a few edits stays within it (one model load, not two).
 FEW_PASSAGES = 256
+# Indexing a model that is never padded (a run per text) runs two texts at once, each on
+# half the cores: on 2 cores 8-12 % more than one run at a time on both (e5-small).
+INDEXING_WORKERS = 2
 # What a start would otherwise compute again for the same model files (their digest: 0.1 s
 # for 72 MB; where the model puts nonsense: 64 queries), in memo's cache folder.
 FACTS_FILE = "model-facts.json"
@@ -128,6 +132,7 @@ class OnnxEmbedder(Embedder):
         self._onnx_path = files[0]
         self._session: Any = None  # the queries' session (and a few passages')
         self._passages: Any = None
+        self._workers: ThreadPoolExecutor | None = None  # indexing's runs, a few at a time
         self._few = 0  # passages embedded on the first session so far
         self._queried = False  # whether a query was embedded on it
         self._load_lock = threading.Lock()
@@ -264,10 +269,13 @@ class OnnxEmbedder(Embedder):
             tok.enable_truncation(self.max_length)
         return tok
 
-    def _load_session(self, onnx_path: Path, *, spinning: bool) -> Any:
+    def _load_session(self, onnx_path: Path, *, spinning: bool, threads: int = 0) -> Any:
+        """A session; `threads`: onnxruntime's threads for one run (0: its default, one a
+        core)."""
         import onnxruntime as ort
 
         so = ort.SessionOptions()
+        so.intra_op_num_threads = threads
         if not spinning:
             # onnxruntime's threads otherwise spin after each run, competing with the search
             # that follows a query's embedding (BENCHMARKS.md: 3-7 ms a query); batches of
@@ -346,26 +354,38 @@ class OnnxEmbedder(Embedder):
             self._fail("modeldir.shape", shape=vecs.shape, dim=self.dim)
         return vecs
 
-    def _session_for(self, query: bool, texts: int) -> Any:
-        """The session to embed `texts` texts on. Queries run on one that does not spin
-        after a run, and so do the first FEW_PASSAGES passages; then passages get one that
-        spins (faster batches), and the first is dropped if no query used it (a `memo
+    def _session_for(self, query: bool, texts: int) -> tuple[Any, ThreadPoolExecutor | None]:
+        """The session to embed `texts` texts on, and the threads its runs share (None: one
+        run at a time). Queries run on one that does not spin after a run, and so do the
+        first FEW_PASSAGES passages; then passages get one that spins (faster batches), runs
+        INDEXING_WORKERS at a time, and the first is dropped if no query used it (a `memo
         index` holds one model, not two; a query later loads it again)."""
         with self._load_lock:
             if query:
                 if self._session is None:
                     self._session = self._load_session(self._onnx_path, spinning=False)
                 self._queried = True
-                return self._session
+                return self._session, None
             if self._passages is None:
                 self._few += texts
                 if self._few <= FEW_PASSAGES and self._session is not None:
-                    return self._session
+                    return self._session, None
                 if not self._queried:
                     self._session = None  # before the load: one model in memory at a time
                     _give_back_memory()
-                self._passages = self._load_session(self._onnx_path, spinning=True)
-            return self._passages
+                # Runs two at a time where a call makes many (one per text, never padded);
+                # a padded batch or a text graph is one run on all the cores.
+                workers = min(INDEXING_WORKERS, _cores()) if self.padding == "none" else 1
+                self._passages = self._load_session(
+                    self._onnx_path,
+                    spinning=True,
+                    threads=_cores() // workers if workers > 1 else 0,
+                )
+                if workers > 1 and self._workers is None:
+                    # kept while the embedder lives (idle threads cost nothing): a call
+                    # under way elsewhere may still use it when indexing rests
+                    self._workers = ThreadPoolExecutor(workers, thread_name_prefix="memo-embed")
+            return self._passages, self._workers
 
     def rest(self) -> None:
         """Drop the indexing session where queries have one of their own: a server that
@@ -382,17 +402,20 @@ class OnnxEmbedder(Embedder):
         if self.lowercase:
             texts = [t.lower() for t in texts]
         try:
-            session = self._session_for(query, len(texts))
+            session, pool = self._session_for(query, len(texts))
             if self.kind == "text":
                 feeds = {self.inputs["text"]: np.array(texts, dtype=object)}
                 out = self._pooled(session.run([self._output], feeds)[0], None)
             else:
                 seqs, owner = self._windows(texts)
-                parts = []
-                for run_of in self._runs(seqs, owner):
+
+                def run(run_of: list[int]) -> tuple[list[int], np.ndarray, np.ndarray]:
                     feeds, mask = self._encode([seqs[i] for i in run_of])
                     pooled = self._pooled(session.run([self._output], feeds)[0], mask)
-                    parts.append((run_of, pooled, mask.sum(axis=1)))
+                    return run_of, pooled, mask.sum(axis=1)
+
+                runs = self._runs(seqs, owner)
+                parts = list(pool.map(run, runs) if pool and len(runs) > 1 else map(run, runs))
                 out = np.zeros((len(seqs), parts[0][1].shape[1]), dtype=np.float32)
                 tokens = np.zeros(len(seqs), dtype=np.float32)
                 for run_of, pooled, counts in parts:
@@ -475,6 +498,13 @@ class OnnxEmbedder(Embedder):
         arrays = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
         feeds = {name: arrays[role].astype(dt) for role, (name, dt) in self._feeds.items()}
         return feeds, mask
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
 
 
 def _give_back_memory() -> None:
