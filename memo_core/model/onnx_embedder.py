@@ -97,6 +97,8 @@ class OnnxEmbedder(Embedder):
         self.query_prefix: str = self._opt(conf, "query_prefix", str, None, "")
         self.passage_prefix: str = self._opt(conf, "passage_prefix", str, None, "")
         self.batch_size = self._opt(conf, "batch_size", int, None, 16)
+        if self.padding == "none":  # a run holds one text: memory does not grow with a batch,
+            self.max_batch_chars = 1 << 30  # and a batch's runs share the cores to its end
         self.min_similarity = self._number(conf, "min_similarity", 1.0)
         self.min_margin = self._number(conf, "min_margin", 2.0)
         fusion = conf.get("fusion") or {}
@@ -406,31 +408,37 @@ class OnnxEmbedder(Embedder):
             if self.kind == "text":
                 feeds = {self.inputs["text"]: np.array(texts, dtype=object)}
                 out = self._pooled(session.run([self._output], feeds)[0], None)
+            elif pool is not None and len(texts) > 1:  # a text per task, tokenized there too
+                out = np.concatenate(list(pool.map(lambda t: self._tokens_in(session, [t]), texts)))
             else:
-                seqs, owner = self._windows(texts)
-
-                def run(run_of: list[int]) -> tuple[list[int], np.ndarray, np.ndarray]:
-                    feeds, mask = self._encode([seqs[i] for i in run_of])
-                    pooled = self._pooled(session.run([self._output], feeds)[0], mask)
-                    return run_of, pooled, mask.sum(axis=1)
-
-                runs = self._runs(seqs, owner)
-                parts = list(pool.map(run, runs) if pool and len(runs) > 1 else map(run, runs))
-                out = np.zeros((len(seqs), parts[0][1].shape[1]), dtype=np.float32)
-                tokens = np.zeros(len(seqs), dtype=np.float32)
-                for run_of, pooled, counts in parts:
-                    out[run_of], tokens[run_of] = pooled, counts
-                if len(out) != len(texts):  # several windows of one text: their weighted mean
-                    # weighted by each window's own tokens (its length less <s> and </s>)
-                    weight = np.maximum(tokens - 2.0, 1.0)
-                    sums = np.zeros((len(texts), out.shape[1]), dtype=np.float32)
-                    np.add.at(sums, owner, out * weight[:, None].astype(np.float32))
-                    out = sums / np.bincount(owner, weights=weight)[:, None].astype(np.float32)
+                out = self._tokens_in(session, texts)
         except ModelUnavailableError:
             raise
         except Exception as e:  # onnxruntime's errors have no common public base class
             return self._fail("modeldir.run", reason=str(e))
         return l2_normalize(out) if self.normalize else out
+
+    def _tokens_in(self, session: Any, texts: list[str]) -> np.ndarray:
+        """The pooled states of `texts` (a token graph): each text's windows run in the
+        runs `_runs` makes, a long text's windows averaged."""
+        seqs, owner = self._windows(texts)
+        parts = []
+        for run_of in self._runs(seqs, owner):
+            feeds, mask = self._encode([seqs[i] for i in run_of])
+            pooled = self._pooled(session.run([self._output], feeds)[0], mask)
+            parts.append((run_of, pooled, mask.sum(axis=1)))
+        out = np.zeros((len(seqs), parts[0][1].shape[1]), dtype=np.float32)
+        tokens = np.zeros(len(seqs), dtype=np.float32)
+        for run_of, pooled, counts in parts:
+            out[run_of], tokens[run_of] = pooled, counts
+        if len(out) == len(texts):
+            return out
+        # several windows of one text: their mean, weighted by each window's own tokens (its
+        # length less <s> and </s>)
+        weight = np.maximum(tokens - 2.0, 1.0)
+        sums = np.zeros((len(texts), out.shape[1]), dtype=np.float32)
+        np.add.at(sums, owner, out * weight[:, None].astype(np.float32))
+        return sums / np.bincount(owner, weights=weight)[:, None].astype(np.float32)
 
     def _pooled(self, out: Any, mask: np.ndarray | None) -> np.ndarray:
         out = np.asarray(out, dtype=np.float32)
