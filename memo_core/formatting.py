@@ -287,6 +287,8 @@ def _status_line(s: CollectionStatus, lang: Lang) -> str:
         ("status.ignored", s.ignored),
     ]
     parts += [lang.text(key, n=n) for key, n in counts if n]
+    if s.model and s.chunks:  # what made its vectors (an index records it)
+        parts.append(lang.text("status.model", model=shown(s.model)))
     if (n := s.indexing) is not None:
         words = n.kind is NoticeKind.INDEXING
         if n.total:

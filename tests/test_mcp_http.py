@@ -35,6 +35,7 @@ from memo_mcp import http_transport as memo_http
 TOKEN = "test-token-7f3a"
 STATUS = re.compile(
     r"^(/.+): файлов (\d+), чанков (\d+), индекс (\S+)(, без векторов \d+)?"
+    r"(?:, векторы модели \S+)?"
     r", отпечаток ([0-9a-f]{24}), проверено (\S+)$"
 )
 INIT = {

@@ -30,6 +30,7 @@ HIT = re.compile(r"^(/.+?):(\d+)  (.+)$")
 ISO = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[+-]\d\d:\d\d|Z)"
 STATUS = re.compile(
     rf"^(/.+): файлов (\d+), чанков (\d+), индекс ({ISO})(, без векторов \d+)?"
+    r"(?:, векторы модели \S+)?"
     rf", отпечаток ([0-9a-f]{{24}}), проверено ({ISO})$"
 )
 
@@ -285,8 +286,8 @@ def test_status_and_reindex_texts(wire: WireServer, notes: Path) -> None:
     assert m, status
     assert (m[1], m[2]) == (str(notes), "2")
     assert int(m[3]) >= 5
-    if DEFAULT_MODEL_READY:  # every chunk has its vector: nothing more to say
-        assert m[5] is None, status
+    if DEFAULT_MODEL_READY:  # every chunk has its vector, and the status says whose
+        assert m[5] is None and ", векторы модели multilingual-e5-small-q4-" in status, status
     fingerprint = m[6]
     result = wire.tool("memo_reindex", {"path": str(notes)})
     assert result == {

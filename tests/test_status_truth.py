@@ -159,3 +159,18 @@ def test_an_empty_note_is_a_note_in_status_as_in_changes(tmp_path: Path) -> None
     assert [str(notes / n) for n in ("blank.md", "empty.md")] == [
         p for p in listed if Path(p).stem in ("blank", "empty")
     ]
+
+
+def test_status_names_the_model_that_made_the_vectors(notes: Path, tiny_embedder) -> None:
+    """An index records what made its vectors, and status says it (words only: nothing)."""
+    from memo_core import Lang
+
+    with Engine(models=ModelSource(enabled=False)) as e:
+        e.refresh(notes)
+        assert "векторы модели" not in format_status(e.status(notes))
+    with Engine(models=ModelSource(tiny_embedder)) as e:
+        e.refresh(notes)
+        [st] = e.status(notes)
+        assert st.model == tiny_embedder.model_id and st.chunks_without_vectors == 0
+        assert f", векторы модели {tiny_embedder.model_id}, " in format_status([st])
+        assert f", vectors by {tiny_embedder.model_id}, " in format_status([st], Lang.EN)

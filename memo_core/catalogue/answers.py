@@ -114,6 +114,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "status.empty": ("пустых {n}", "empty {n}"),
     "status.skipped": ("пропущено файлов {n}", "files skipped {n}"),
     "status.no_vectors": ("без векторов {n}", "without vectors {n}"),
+    "status.model": ("векторы модели {model}", "vectors by {model}"),
     "status.unreadable_folders": ("нечитаемых папок {n}", "unreadable folders {n}"),
     "status.ignored": ("игнорируется {n}", "ignored {n}"),
     "status.indexing": ("идёт индексация", "indexing under way"),
