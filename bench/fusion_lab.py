@@ -32,8 +32,11 @@ import crossling  # noqa: E402
 CANDIDATES = 200
 
 
-def collect(root: Path, queries: list[tuple[str, dict[str, int]]], embedder, tuning) -> list:
-    """Per query: (lex [(cid, score)], vec [(cid, score)], coverage, id -> file, relevant)."""
+def collect(
+    root: Path, queries: list[tuple[str, dict[str, int]]], embedder, tuning, every: bool = False
+) -> list:
+    """Per query: (lex [(key, score)], vec [(key, score)], signals, key -> file, relevant),
+    a chunk's key being (file, line): the same in every model's index of the same notes."""
     from memo_core.search.ranking import word_strength
     from memo_core.text import textnorm
 
@@ -41,18 +44,20 @@ def collect(root: Path, queries: list[tuple[str, dict[str, int]]], embedder, tun
     with C.searcher(root, embedder, tuning) as s:
         [coll] = s.collections
         with C.reading(coll) as store:
-            id2file = {
-                cid: path
-                for cid, path in store.db.execute(
-                    "SELECT c.id, f.path FROM chunks c JOIN files f ON f.id = c.file_id"
+            id2key = {
+                cid: (path, line)
+                for cid, path, line in store.db.execute(
+                    "SELECT c.id, f.path, c.line FROM chunks c JOIN files f ON f.id = c.file_id"
                 )
             }
+            id2file = {key: key[0] for key in id2key.values()}
             qvecs = embedder.embed([q for q, _ in queries], query=True)
             for (q, rels), qvec in zip(queries, qvecs, strict=True):
                 terms = textnorm.query_terms(q)
-                found = coll.candidates(store, terms, None, None, CANDIDATES, "lex")
-                lex = found.lex
-                vec = C.knn(coll, store, qvec, CANDIDATES)
+                found = coll.candidates(store, terms, None, None, CANDIDATES, "lex", stats=True)
+                lex = [(id2key[cid], sc) for cid, sc in found.lex]
+                near = C.knn(coll, store, qvec, len(id2key) if every else CANDIDATES)
+                vec = [(id2key[cid], sc) for cid, sc in near]
                 cov, mass = coverage(store, terms)
                 strength = word_strength([found], [1.0], terms)  # the engine's own rule
                 out.append((lex, vec, (cov, strength, mass), id2file, rels))
@@ -107,6 +112,85 @@ def score(rows: list, policy: Callable, by_name: bool, full: float | None = None
                 break
         nd.append(C.ndcg(list(files), rels))
     return sum(nd) / len(nd)
+
+
+def score_two(rows: list, other: list, policy: Callable, share: float, by_name: bool) -> float:
+    """Mean nDCG@10 with the vector side made of two models' (each min-max normalised,
+    `share` of the first), fused with the words as the engine fuses (the first's signals)."""
+    from memo_core.search.fusion import fuse, minmax
+
+    nd = []
+    for (lex, vec, signals, id2file, rels), (_, vec_b, *_) in zip(rows, other, strict=True):
+        a, b = minmax(vec), minmax(vec_b)
+        both = [
+            (k, share * a.get(k, 0.0) + (1 - share) * b.get(k, 0.0)) for k in a.keys() | b.keys()
+        ]
+        files: dict[str, None] = {}
+        for key, _, _ in fuse(lex, both, policy(signals)):
+            f = id2file.get(key, key[0])
+            files.setdefault(f.rsplit("/", 1)[-1] if by_name else f, None)
+            if len(files) >= 10:
+                break
+        nd.append(C.ndcg(list(files), rels))
+    return sum(nd) / len(nd)
+
+
+def score_summed(rows: list, other: list, policy: Callable, share: float, by_name: bool) -> float:
+    """Mean nDCG@10 with one vector per chunk made of both models' (each unit vector times
+    the square root of its share): its cosine is `share` x the first's + the rest x the
+    second's, so the index holds one vector and finds the 200 nearest by that sum."""
+    from memo_core.search.fusion import fuse
+
+    nd = []
+    for (lex, vec, signals, id2file, rels), (_, vec_b, *_) in zip(rows, other, strict=True):
+        b = dict(vec_b)
+        summed = sorted(
+            ((k, share * s + (1 - share) * b[k]) for k, s in vec if k in b), key=lambda t: -t[1]
+        )[:CANDIDATES]
+        files: dict[str, None] = {}
+        for key, _, _ in fuse(lex, summed, policy(signals)):
+            f = id2file.get(key, key[0])
+            files.setdefault(f.rsplit("/", 1)[-1] if by_name else f, None)
+            if len(files) >= 10:
+                break
+        nd.append(C.ndcg(list(files), rels))
+    return sum(nd) / len(nd)
+
+
+def two_models(args, sets: dict, tuning, policy: Callable, embedder) -> None:
+    """The vectors of `--second` beside the first model's: shares of the vector side, each
+    side's candidates normalised apart, or one vector per chunk holding both (cosines summed)."""
+    import os
+
+    first_dir = os.environ.get("MEMO_MODEL_DIR", "")
+    os.environ["MEMO_MODEL_DIR"] = str(Path(args.second).expanduser().resolve())
+    second = C.get_embedder(args)
+    judged = judged_queries(args, second, tuning)
+    other = {name: collect(root, qs, second, tuning, every=True)
+             for name, (root, qs, _) in judged.items()}  # fmt: skip
+    os.environ["MEMO_MODEL_DIR"] = first_dir
+    mine = {name: collect(root, qs, embedder, tuning, every=True)
+            for name, (root, qs, _) in judged_queries(args, embedder, tuning).items()}  # fmt: skip
+    print(f"{'one vector, first share':26} " + " ".join(f"{name:>8}" for name in sets))
+    for share in (1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3):
+        row = [score_summed(mine[n], other[n], policy, share, bn) for n, (_, bn) in sets.items()]
+        print(f"{'hybrid, summed ' + format(share, 'g'):26} " + " ".join(f"{v:8.4f}" for v in row))
+        row = [score_summed(mine[n], other[n], lambda _s: 1.0, share, bn)
+               for n, (_, bn) in sets.items()]  # fmt: skip
+        print(f"{'vec, summed ' + format(share, 'g'):26} " + " ".join(f"{v:8.4f}" for v in row))
+    print()
+    other = {name: [(lx, vc[:CANDIDATES], *rest) for lx, vc, *rest in rows]
+             for name, rows in other.items()}  # fmt: skip
+    print(f"{'two models: first share':26} " + " ".join(f"{name:>8}" for name in sets))
+    for share in (1.0, 0.75, 0.5, 0.25, 0.0):
+        row = [score_two(rows, other[name], policy, share, bn) for name, (rows, bn) in sets.items()]
+        print(f"{'hybrid, vectors ' + format(share, 'g'):26} " + " ".join(f"{v:8.4f}" for v in row))
+        vec_only = [score_two(rows, other[name], lambda _s: 1.0, share, bn)
+                    for name, (rows, bn) in sets.items()]  # fmt: skip
+        print(
+            f"{'vec, vectors ' + format(share, 'g'):26} " + " ".join(f"{v:8.4f}" for v in vec_only)
+        )
+    print()
 
 
 def calibrate(sets: dict, embedder, args, tuning) -> None:
@@ -245,6 +329,12 @@ def proximity_variants(tuning) -> dict:
     return out
 
 
+def weight_at_tuning(sig: tuple, tuning) -> float:
+    from memo_core.search.fusion import weight_at
+
+    return weight_at(sig[1], tuning)
+
+
 def engine_policy(sig: tuple[float, float]) -> float:
     """The engine's policy, with its default settings (ranking.word_strength, fusion.weight_at)."""
     from memo_core import Tuning
@@ -272,6 +362,12 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument(
         "--absolute", action="store_true", help="also the word side by the query's IDF mass"
     )
+    p.add_argument(
+        "--capped", action="store_true", help="also policies whose top weight is below 1"
+    )
+    p.add_argument(
+        "--second", type=Path, default=None, help="also fuse this model's vectors with the first's"
+    )
     C.add_model_args(p)
     args = p.parse_args(argv)
     C.apply_model_args(args)
@@ -290,6 +386,16 @@ def main(argv: list[str] | None = None) -> dict:
                 policies[f"strength {w0} c{c:g} p{power:g}"] = lambda sig, w0=w0, c=c, k=power: (
                     1 - (1 - w0) * min(1.0, sig[1] / c) ** k
                 )
+    if args.capped:  # the vectors' weight at no word strength below 1 (`dense_top`)
+        for top in (0.6, 0.7, 0.8, 0.9):
+            for w0 in (0.05, 0.1, 0.2, 0.3, 0.4):
+                for c in (0.75, 1.0, 1.25, 1.5, 2.0):
+                    for power in (0.5, 1.0, 2.0):
+                        policies[f"top{top:g} {w0} c{c:g} p{power:g}"] = (
+                            lambda sig, t=top, w0=w0, c=c, k=power: (
+                                w0 + (t - w0) * (1 - min(1.0, sig[1] / c) ** k)
+                            )
+                        )
     absolute: dict[str, tuple[Callable, float]] = {}
     if args.absolute:
         for full in (0.5, 1.0, 1.5):
@@ -324,6 +430,10 @@ def main(argv: list[str] | None = None) -> dict:
         compare_tunings(judged, embedder, naming_variants(tuning))
     if args.proximity:
         compare_tunings(judged, embedder, proximity_variants(tuning))
+    if args.second:
+        own = dict(getattr(embedder, "fusion", {}))
+        t = replace(tuning, **own) if own else tuning
+        two_models(args, sets, tuning, lambda sig: weight_at_tuning(sig, t), embedder)
     calibrate(sets, embedder, args, tuning)
     for i, what in enumerate(("mean coverage", "mean strength")):
         means = {s: sum(r[2][i] for r in rows) / len(rows) for s, (rows, _) in sets.items()}

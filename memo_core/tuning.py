@@ -31,6 +31,9 @@ class Tuning:
     # office-dev's wide train split, four directions (bench/fusion_lab.py --split wide;
     # BENCHMARKS.md).
     dense_weight: float = 0.1
+    # ... and for a query whose words match nothing (below 1: where its stray words do match,
+    # they still count; e5-small's policy, BENCHMARKS.md "A fusion that never loses").
+    dense_top: float = 1.0
     lex_full_strength: float = 1.25  # best BM25 / the query's IDF mass where words count fully
     lex_strength_power: float = 0.5
     adaptive_fusion: bool = True  # False: `dense_weight` for every query (as memo 0.1 did)
@@ -52,8 +55,11 @@ class Tuning:
     def __post_init__(self) -> None:
         if min(self.chunk_max_chars, self.embed_max_chars, self.max_file_bytes) < 1:
             raise ValueError(f"sizes must be positive: {self}")
-        if not 0.0 <= self.dense_weight <= 1.0:
-            raise ValueError(f"dense_weight must be within 0..1, got {self.dense_weight}")
+        if not 0.0 <= self.dense_weight <= self.dense_top <= 1.0:
+            raise ValueError(
+                "dense_weight and dense_top must be within 0..1, dense_weight the smaller, got "
+                f"{self.dense_weight} and {self.dense_top}"
+            )
         if self.lex_full_strength <= 0 or self.lex_strength_power <= 0:
             raise ValueError(
                 "lex_full_strength and lex_strength_power must be positive, got "
@@ -67,6 +73,7 @@ class Tuning:
         return replace(
             self,
             dense_weight=fusion.get("dense_weight", self.dense_weight),
+            dense_top=fusion.get("dense_top", self.dense_top),
             lex_full_strength=fusion.get("lex_full_strength", self.lex_full_strength),
             lex_strength_power=fusion.get("lex_strength_power", self.lex_strength_power),
         )

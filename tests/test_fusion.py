@@ -47,3 +47,37 @@ def test_rank_pools_candidates_of_several_collections() -> None:
     hybrid = rank(lex, vec, "hybrid", 2, 0.2)
     assert [key for key, _, _ in hybrid] == [("a", 1), ("b", 1)]
     assert hybrid[0][2] == ("lex", "vec")
+
+
+@pytest.mark.parametrize(
+    ("policy", "strength", "weight"),
+    [
+        ({}, 0.0, 1.0),  # the engine's: vectors alone where no word matches
+        ({}, 2.0, 0.1),
+        ({"dense_top": 0.7, "dense_weight": 0.05}, 0.0, 0.7),  # stray words still count
+        ({"dense_top": 0.7, "dense_weight": 0.05}, 9.0, 0.05),
+        (
+            {
+                "dense_top": 0.7,
+                "dense_weight": 0.05,
+                "lex_full_strength": 1.5,
+                "lex_strength_power": 2.0,
+            },
+            0.75,
+            0.05 + 0.65 * 0.75,
+        ),  # fmt: skip
+    ],
+)
+def test_the_vectors_weight_runs_from_dense_top_to_dense_weight(policy, strength, weight) -> None:
+    from memo_core.search.fusion import weight_at
+    from memo_core.tuning import Tuning
+
+    assert weight_at(strength, Tuning().with_fusion(policy)) == pytest.approx(weight)
+
+
+@pytest.mark.parametrize("bad", [{"dense_top": 1.5}, {"dense_weight": 0.8, "dense_top": 0.5}])
+def test_a_dense_top_below_the_weight_or_above_1_is_refused(bad) -> None:
+    from memo_core.tuning import Tuning
+
+    with pytest.raises(ValueError, match="dense_top"):
+        Tuning().with_fusion(bad)

@@ -36,8 +36,8 @@ class Embedder(ABC):
     # ... nor below the query's own cosine to where nonsense lands plus this margin (None: no
     # such floor): see relevance_floor; chosen per model with bench/floor_lab.py.
     min_margin: float | None = None
-    # The model's own hybrid weight policy (Tuning's dense_weight, lex_full_strength,
-    # lex_strength_power), where one was chosen for it; empty: the engine's.
+    # The model's own hybrid weight policy (Tuning's dense_weight, dense_top,
+    # lex_full_strength, lex_strength_power), where one was chosen for it; empty: the engine's.
     fusion: Mapping[str, float] = MappingProxyType({})
     _centroid: np.ndarray | None = None
     # A batch also stops at this many characters: memory grows with batch x longest text,

@@ -44,7 +44,7 @@ _KIND_DEFAULTS: dict[str, dict[str, Any]] = {
 }  # fmt: skip
 # Keys that do not change the vectors, so editing them must not change model_id.
 _ID_NEUTRAL_KEYS = {"batch_size", "min_similarity", "min_margin", "fusion"}
-FUSION_KEYS = ("dense_weight", "lex_full_strength", "lex_strength_power")
+FUSION_KEYS = ("dense_weight", "dense_top", "lex_full_strength", "lex_strength_power")
 # Passages embedded on the first session before indexing gets a session of its own: a
 # one-shot search's refresh after a few edits stays within it (one model load, not two).
 FEW_PASSAGES = 256

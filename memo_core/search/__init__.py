@@ -29,7 +29,8 @@ Across the collections, once (`ranking.ranked`):
 8. Dense weight (hybrid): the query's word strength, its best BM25 (stage 1, scaled: not
    the naming factor or proximity, whose settings must not move the vectors' say) over its
    IDF mass (`ranking.word_strength`), gives the vector side's weight (`fusion.weight_at`:
-   `dense_weight`, `lex_full_strength`, `lex_strength_power`, or a model's own policy);
+   `dense_weight` at full strength, `dense_top` at none, between them by `lex_full_strength`
+   and `lex_strength_power`; or a model's own policy);
    `adaptive_fusion` False: `dense_weight` for every query.
 9. Fusion (`fusion.rank`): hybrid min-max normalises each side over all the pooled
    candidates and scores (1 − weight) × words + weight × vectors, a side that did not find a

@@ -55,9 +55,10 @@ def fuse(
 
 def weight_at(strength: float, tuning: Tuning) -> float:
     """The vector side's weight for a query whose best word score is `strength` times its
-    IDF mass: `tuning.dense_weight` from `lex_full_strength` on, rising to 1 at 0."""
+    IDF mass: `tuning.dense_weight` from `lex_full_strength` on, rising to `dense_top` at 0."""
     full = min(1.0, strength / tuning.lex_full_strength)
-    return 1 - (1 - tuning.dense_weight) * full**tuning.lex_strength_power
+    top, base = tuning.dense_top, tuning.dense_weight
+    return base + (top - base) * (1 - full**tuning.lex_strength_power)
 
 
 def rank(
