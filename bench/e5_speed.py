@@ -18,6 +18,9 @@ sample), as the indexer embeds them (heading and text, `embed_input`).
    adds the default model).
 4. With `--index`: `memo index` of a copy of those pages, in a fresh process per model,
    alternating (MEMO_MODEL_DIR set; `--use` adds the default model): seconds and peak RSS.
+5. With `--serve`: memo-mcp (the new model) from a start over a fresh copy of those pages:
+   `memo_search` until its answer is complete (indexing goes on between calls), then ten
+   more; the server's peak (VmHWM) and resident memory at the end.
 """
 
 from __future__ import annotations
@@ -204,6 +207,39 @@ def index_runs(dirs: dict[str, Path], files: list[Path], rounds: int, work: Path
             for name, runs in results.items()}  # fmt: skip
 
 
+def serve_memory(model_dir: Path, files: list[Path], work: Path) -> dict:
+    """memo-mcp over a fresh copy of `files`: searched until complete, then ten times."""
+    import scale
+
+    folder = work / "served"
+    for f in files:
+        (folder / f.name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / f.name).write_bytes(f.read_bytes())
+    env = {**os.environ, "MEMO_MODEL_DIR": str(model_dir), "MEMO_CACHE_DIR": str(work / "cache"),
+           "MEMO_ROOTS": str(work)}  # fmt: skip
+    s = scale.Stdio(env)
+    s.call("initialize", scale.INITIALIZE["params"])  # type: ignore[arg-type]
+    t0 = time.perf_counter()
+    try:
+        searches = 0
+        while True:
+            _, text = s.tool("memo_search", {"path": str(folder), "query": QUERIES[searches % 8]})
+            searches += 1
+            if not text.startswith("("):  # an answer with no notice: indexing is complete
+                break
+            time.sleep(2)
+        complete_s = time.perf_counter() - t0
+        for q in QUERIES + QUERIES[:2]:
+            s.tool("memo_search", {"path": str(folder), "query": q})
+        status = Path(f"/proc/{s.proc.pid}/status").read_text().splitlines()
+        mb = {line.split(":")[0]: int(line.split()[1]) / 1024 for line in status
+              if line.startswith(("VmHWM", "VmRSS"))}  # fmt: skip
+    finally:
+        s.close()
+    return {"complete_after_s": round(complete_s, 1), "searches_until_complete": searches,
+            "peak_mb": round(mb["VmHWM"]), "rss_mb": round(mb["VmRSS"])}  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument(
@@ -215,6 +251,8 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--pages", type=int, default=300)
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--index", action="store_true", help="also time `memo index` per model")
+    p.add_argument("--serve", action="store_true", help="also memo-mcp's memory (new model)")
+    p.add_argument("--only-serve", action="store_true", help="only step 5")
     p.add_argument("--json", type=Path, default=None)
     args = p.parse_args(argv)
     dirs = {"old": args.old.expanduser(), "new": (args.new or model_dir_of(E5_SMALL_SOURCE))}
@@ -223,6 +261,15 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"{len(files)} pages of office-dev-{args.lang}: {len(texts)} passages, "
           f"{sum(map(len, texts)) / len(texts):.0f} characters each")  # fmt: skip
     result: dict = {"engine": C.engine_version(), "lang": args.lang, "pages": len(files)}
+    if args.serve or args.only_serve:
+        with tempfile.TemporaryDirectory(prefix="memo-e5-serve-") as tmp:
+            result["serve"] = served = serve_memory(dirs["new"], files, Path(tmp))
+        print(f"memo-mcp, new model: complete after {served['complete_after_s']} s "
+              f"({served['searches_until_complete']} searches); peak {served['peak_mb']} MB, "
+              f"resident {served['rss_mb']} MB after 10 more searches")  # fmt: skip
+        if args.only_serve:
+            C.write_json(args.json, result)
+            return result
     result["embedder"] = emb = embedder_side_by_side(dirs, texts, args.rounds)
     for name in ("old", "new"):
         e = emb[name]

@@ -334,6 +334,27 @@ def test_indexing_runs_texts_two_at_once_only_where_none_is_padded(
     assert padded._passages.get_session_options().intra_op_num_threads == 0  # every core
 
 
+@pytest.mark.parametrize("cores", [1, 2])
+def test_a_model_never_padded_on_few_cores_serves_queries_and_indexing_on_one_session(
+    tiny_e5_installed: Path, monkeypatch: pytest.MonkeyPatch, cores: int
+) -> None:
+    """On 2 cores each of e5's runs has one thread whichever session it is on: a second
+    session would only hold the model twice (memo-mcp indexing 300 pages: 435 MB peak)."""
+    from memo_core.model import onnx_embedder
+
+    monkeypatch.setattr(onnx_embedder, "_cores", lambda: cores)
+    texts = [f"the server back up {'при вет ' * i}" for i in range(12)]
+    e5 = load_model_dir(tiny_e5_installed)
+    query = e5.embed(["restic backup"], query=True)
+    alone = np.stack([e5.embed([t])[0] for t in texts])
+    e5.embed(["the note"] * (FEW_PASSAGES + 1))
+    assert e5._passages is None
+    assert e5._session.get_session_options().intra_op_num_threads == 1
+    assert (e5._workers is not None) == (cores == 2)  # two texts at once where two cores are
+    np.testing.assert_allclose(e5.embed(texts), alone, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(e5.embed(["restic backup"], query=True), query, atol=1e-6)
+
+
 def test_a_model_for_indexing_loads_on_the_calling_thread(tiny_model_dir: Path) -> None:
     assert load_model_dir(tiny_model_dir)._loading is None
     assert ModelSource(model_dir=tiny_model_dir).get()._loading is None  # type: ignore[attr-defined]
