@@ -359,6 +359,9 @@ def _run(args: argparse.Namespace) -> int:
         _say(args.lang.word(e))
         return 1
     finally:
+        # A model a search began installing (it answered by words meanwhile) is finished
+        # before the command ends: cut off, the next search would start it over.
+        engine.models.wait_installed()
         engine.close()
     return 0
 

@@ -236,6 +236,11 @@ class Collection:
                 found.notices.append(Notice(NoticeKind.OTHER_MODEL, str(self.root)))
         return found
 
+    def without_vectors(self) -> int:
+        """Passages the index holds without a vector (0 where nothing is indexed yet)."""
+        with self.snapshot() as store:
+            return store.count_without_vectors() if store is not None else 0
+
     def load_vectors(self) -> None:
         """Hold this index's vectors as they are now (a search's own sync then costs
         nothing if no one wrote meanwhile): while a model loads, say."""

@@ -39,7 +39,7 @@ from memo_core.files.scope import Scope
 from memo_core.files.walker import is_within
 from memo_core.formatting import paged
 from memo_core.index.indexer import ProgressFn, RefreshStats
-from memo_core.index.jobs import wait_within
+from memo_core.index.jobs import SMALL_WORK, SmallWork, wait_within
 from memo_core.index.location import choose
 from memo_core.model.embedder import Embedder
 from memo_core.model.loading import ModelSource
@@ -77,7 +77,9 @@ class Engine:
     waits for its refresh (None: until it is done); `notify`: learn about changes from the OS
     (for a long-lived process: a refresh then looks only at what changed); `max_open`: how
     many collections keep their connections between calls; `idle_s`: after how long unused a
-    collection releases its connections and vectors (loaded again when next used).
+    collection releases its connections and vectors (loaded again when next used);
+    `small`: the refresh a search waits for whole past its budget (a small folder's words
+    and vectors: `SmallWork`; `NO_SMALL_WORK`: none).
     """
 
     def __init__(
@@ -90,11 +92,13 @@ class Engine:
         notify: bool = False,
         max_open: int = MAX_OPEN,
         idle_s: float = IDLE_S,
+        small: SmallWork = SMALL_WORK,
     ) -> None:
         require_supported()  # Windows: one clear error (UnsupportedPlatformError), nothing else
         self.tuning = tuning or Tuning()
         self.models = models or ModelSource()
         self.refresh_budget_s = refresh_budget_s
+        self.small = small
         self.notify = notify
         self._inotify = Inotify() if notify else None  # one for the process's collections
         # Where this engine may work at all (memo-mcp: the allowed roots). A front end checks
@@ -319,10 +323,15 @@ class Engine:
         below = _below(resolve_path(path), collections) if scope else {}
         # A model not loaded yet loads its graph while the refresh walks (it needs only the
         # model's id, unless it has passages to embed) and the vectors load.
-        loading = not self.models.loaded
+        loading, asked, called = not self.models.loaded, mode, time.monotonic()
+        found_before = list(notices)
         embedder, mode = self._model(mode, notices, ready=False)
         if refresh:
             notices += self._refreshed(collections, embedder, progress)
+            if embedder is None and asked == "hybrid" and self._installed_for(collections, called):
+                notices = found_before  # the model came: this search has it after all
+                embedder, mode = self._model(asked, notices, ready=False)
+                notices += self._refreshed(collections, embedder, progress)
         if embedder is not None:
             for c in collections if loading else ():
                 c.load_vectors()
@@ -362,12 +371,23 @@ class Engine:
         if mode == "lex":
             return None, mode
         try:
-            return self.models.get(ready=ready), mode
+            # hybrid answers by words while a missing model installs; vec waits for it
+            return self.models.get(ready=ready, background=mode == "hybrid"), mode
         except ModelUnavailableError as e:
             if mode == "vec":
                 raise ModelUnavailableError("search.vec_needs_model", reason=e) from e
             notices.append(Notice(NoticeKind.MODEL_UNAVAILABLE, detail=e.message))
             return None, "lex"
+
+    def _installed_for(self, collections: list[Collection], called: float) -> bool:
+        """Whether the model this search found missing (installed now on a thread of its
+        own, while words answered) is in within `small.within_s` of the call, where what
+        it would embed here is small: a small folder's first answer has its vectors."""
+        if not self.models.installing:
+            return False
+        if sum(c.without_vectors() for c in collections) > self.small.chunks:
+            return False
+        return self.models.wait_installed(called + self.small.within_s - time.monotonic())
 
     def _refreshed(
         self,
@@ -391,7 +411,9 @@ class Engine:
         notices: list[Notice] = []
         for c in collections:
             start = partial(c.start_refresh, embedder, progress)
-            stats = wait_within(start, progress, budget, called, model=embedder is not None)
+            stats = wait_within(
+                start, progress, budget, called, model=embedder is not None, small=self.small
+            )
             told = failed[c]
             if told is not None and c.refresh_error is not None:
                 notices.append(told)

@@ -122,6 +122,9 @@ def none_text(notices: list[Notice], lang: Lang = Lang.RU) -> str:
     if vectors:
         done, total = sum(n.done for n in vectors), sum(n.total for n in vectors)
         return lang.text("hits.none_yet_vectors", done=done, total=total)
+    installing = [n for n in notices if getattr(n.detail, "key", "") == "model.installing"]
+    if installing:
+        return lang.text("hits.none_yet_model")
     return lang.text("hits.none")
 
 

@@ -84,11 +84,15 @@ class Notice:
 # How long a search waits for its refresh before answering from what is committed (the
 # indexing goes on meanwhile); `MEMO_REFRESH_BUDGET` (seconds, `settings`) changes it.
 DEFAULT_REFRESH_BUDGET_S = 3.0
+# ... in memo-mcp, where an agent waits for the answer and gets progress meanwhile: longer
+# than a person at a prompt is kept waiting, well within the 60 s that MCP clients give a
+# call by default (the TypeScript SDK's DEFAULT_REQUEST_TIMEOUT_MSEC, Claude Desktop).
+SERVER_REFRESH_BUDGET_S = 10.0
 
 
-def refresh_budget() -> float:
-    """The configured refresh budget: MEMO_REFRESH_BUDGET, else the default."""
-    return settings.refresh_budget(DEFAULT_REFRESH_BUDGET_S)
+def refresh_budget(default: float = DEFAULT_REFRESH_BUDGET_S) -> float:
+    """The configured refresh budget: MEMO_REFRESH_BUDGET, else `default`."""
+    return settings.refresh_budget(default)
 
 
 def page_budget(offset: object, max_chars: object) -> int:

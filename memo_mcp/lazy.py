@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memo_core import refresh_budget
+from memo_core import SERVER_REFRESH_BUDGET_S, refresh_budget
 
 if TYPE_CHECKING:
     from memo_core import Engine
@@ -40,7 +40,9 @@ class LazyEngine:
 
                 # A long-lived process: searches wait a bounded time, changes come from the OS.
                 self._engine = Engine(
-                    roots=self.roots, refresh_budget_s=refresh_budget(), notify=True
+                    roots=self.roots,
+                    refresh_budget_s=refresh_budget(SERVER_REFRESH_BUDGET_S),
+                    notify=True,
                 )
             return self._engine
 

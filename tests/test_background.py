@@ -21,6 +21,7 @@ from memo_core import (
     format_status,
     notice_text,
 )
+from memo_core.index.jobs import NO_SMALL_WORK as LONG  # a slow model: no folder is small
 
 
 class SlowEmbedder(Embedder):
@@ -49,7 +50,7 @@ def slow(tiny_embedder: Embedder) -> SlowEmbedder:
 
 def test_a_long_first_index_answers_within_the_budget(tmp_path: Path, slow: SlowEmbedder) -> None:
     notes = many_notes(tmp_path / "notes", 300)
-    with Engine(models=ModelSource(slow), refresh_budget_s=0.5) as e:
+    with Engine(models=ModelSource(slow), refresh_budget_s=0.5, small=LONG) as e:
         t0 = time.monotonic()
         first = e.search(notes, "cat 7", mode="hybrid")
         assert time.monotonic() - t0 < 5
@@ -82,7 +83,7 @@ def test_nothing_found_while_vectors_come_is_not_the_final_answer(
 
     notes = many_notes(tmp_path / "notes", 40)
     words = Lang.EN if lang == "en" else Lang.RU
-    with Engine(models=ModelSource(slow), refresh_budget_s=0.3) as e:
+    with Engine(models=ModelSource(slow), refresh_budget_s=0.3, small=LONG) as e:
         early = e.search(notes, "zebra quantum", mode="hybrid")
         assert len(early) == 0 and early.notices[0].kind is NoticeKind.EMBEDDING
         text = format_hits(early, lang=words)
@@ -112,7 +113,7 @@ def test_a_change_made_before_the_call_is_in_its_answer(tmp_path: Path, tiny_emb
 def test_closing_stops_the_background_refresh(tmp_path: Path, slow: SlowEmbedder) -> None:
     notes = many_notes(tmp_path / "notes", 100)
     batches = Tuning(batch_chunks=16)  # many batches: the stop comes between two
-    e = Engine(tuning=batches, models=ModelSource(slow), refresh_budget_s=0.2)
+    e = Engine(tuning=batches, models=ModelSource(slow), refresh_budget_s=0.2, small=LONG)
     e.search(notes, "cat", mode="hybrid")
     closing = threading.Thread(target=e.close)
     closing.start()
@@ -160,7 +161,7 @@ def test_several_collections_wait_one_budget_and_say_so_in_one_line(
     home = tmp_path / "home"
     for name in ("a", "b", "c"):
         many_notes(home / name, 40)
-    with Engine(models=ModelSource(slow), refresh_budget_s=0.5) as e:
+    with Engine(models=ModelSource(slow), refresh_budget_s=0.5, small=LONG) as e:
         t0 = time.monotonic()
         hits = e.search(home, "cat 7", mode="hybrid")
         assert time.monotonic() - t0 < 2  # one budget for the search, not one per collection
@@ -188,7 +189,9 @@ def test_an_edit_made_while_vectors_are_made_is_in_the_words_at_once(
     search's words meanwhile (the refresh takes it in between two batches of vectors)."""
     notes = many_notes(tmp_path / "notes", 200)
     paced = PacedEmbedder(tiny_embedder, 0.15)
-    with Engine(models=ModelSource(paced), tuning=Tuning(batch_chunks=8), refresh_budget_s=2) as e:
+    with Engine(
+        models=ModelSource(paced), tuning=Tuning(batch_chunks=8), refresh_budget_s=2, small=LONG
+    ) as e:
         assert e.search(notes, "cat 7", mode="hybrid").notices  # vectors under way
         for i in range(5):
             (notes / f"edit{i}.md").write_text(f"# Edit\n\nquokka{i}\n", encoding="utf-8")

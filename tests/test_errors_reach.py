@@ -18,6 +18,7 @@ from conftest import write_notes
 
 from memo_core import Embedder, Engine, ModelSource, NoticeKind, format_status, notice_text
 from memo_core.collection import CLOSE_WAIT_S
+from memo_core.index.jobs import NO_SMALL_WORK as LONG  # a slow model: no folder is small
 
 
 class FailingEmbedder(Embedder):
@@ -71,7 +72,7 @@ def test_a_refresh_failing_past_the_budget_is_said_once_and_tried_again(
     notes = twenty_notes(tmp_path / "notes")
     model = FailingEmbedder(tiny_embedder, pause=1.0)
     caplog.set_level(logging.ERROR, logger="memo")
-    with Engine(models=ModelSource(model), refresh_budget_s=0.1) as e:
+    with Engine(models=ModelSource(model), refresh_budget_s=0.1, small=LONG) as e:
         e.refresh(notes, embed=False)  # the words first: the search waits for vectors only
         first = e.search(notes, "cat 7", mode="hybrid")
         [n] = first.notices  # words are in, the vectors fail after the budget
@@ -111,7 +112,7 @@ def test_a_refresh_failing_past_the_budget_is_said_once_and_tried_again(
 def test_a_failure_cured_by_the_next_try_is_not_said(tmp_path: Path, tiny_embedder) -> None:
     notes = twenty_notes(tmp_path / "notes")
     model = FailingEmbedder(tiny_embedder, pause=0.3)
-    with Engine(models=ModelSource(model), refresh_budget_s=0.1) as e:
+    with Engine(models=ModelSource(model), refresh_budget_s=0.1, small=LONG) as e:
         e.refresh(notes, embed=False)
         assert e.search(notes, "cat 7", mode="hybrid").notices[0].kind is NoticeKind.EMBEDDING
         idle(e, notes)
@@ -125,7 +126,7 @@ def test_a_failure_cured_by_the_next_try_is_not_said(tmp_path: Path, tiny_embedd
 def test_a_failure_a_waiter_saw_is_not_said_again(tmp_path: Path, tiny_embedder) -> None:
     notes = twenty_notes(tmp_path / "notes")
     model = FailingEmbedder(tiny_embedder, pause=0.0)
-    with Engine(models=ModelSource(model), refresh_budget_s=5) as e:
+    with Engine(models=ModelSource(model), refresh_budget_s=5, small=LONG) as e:
         with pytest.raises(RuntimeError, match="the model crashed"):
             e.search(notes, "cat 7", mode="hybrid")
         model.failing.clear()
@@ -141,7 +142,7 @@ def test_a_vanished_folder_does_not_wait_for_its_stuck_refresh(
     twenty_notes(home / "a")
     twenty_notes(home / "b")
     model = BlockedEmbedder(tiny_embedder)
-    e = Engine(models=ModelSource(model), refresh_budget_s=0.2)
+    e = Engine(models=ModelSource(model), refresh_budget_s=0.2, small=LONG)
     try:
         e.search(home, "cat 7", mode="hybrid")  # both refreshes now wait inside a batch
         shutil.rmtree(home / "a")
@@ -168,7 +169,7 @@ def test_closing_returns_within_a_bound_when_a_refresh_is_stuck(
     twenty_notes(home / "a")
     twenty_notes(home / "b")
     model = BlockedEmbedder(tiny_embedder)
-    e = Engine(models=ModelSource(model), refresh_budget_s=0.2)
+    e = Engine(models=ModelSource(model), refresh_budget_s=0.2, small=LONG)
     try:
         e.search(home, "cat 7", mode="hybrid")
         closing = threading.Thread(target=e.close, daemon=True)

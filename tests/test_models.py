@@ -109,9 +109,9 @@ def test_a_search_walks_while_the_model_loads(
     indexed = threading.Event()
     real = OnnxEmbedder._load_session
 
-    def after_words(self: OnnxEmbedder, path: Path, *, spinning: bool) -> object:
+    def after_words(self: OnnxEmbedder, path: Path, **how: object) -> object:
         assert indexed.wait(15), "the graph was loaded before the refresh"
-        return real(self, path, spinning=spinning)
+        return real(self, path, **how)  # type: ignore[arg-type]
 
     monkeypatch.setattr(OnnxEmbedder, "_load_session", after_words)
 

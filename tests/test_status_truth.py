@@ -16,6 +16,7 @@ from conftest import write_notes
 
 from memo_core import Engine, ModelSource, Tuning, format_status
 from memo_core.index.indexer import Progress
+from memo_core.index.jobs import NO_SMALL_WORK
 
 # One chunk a note, four notes a batch: a first index commits in many small steps.
 BATCHES = Tuning(batch_chunks=4)
@@ -107,7 +108,7 @@ def test_a_search_within_its_budget_leaves_a_status_that_says_so(tmp_path: Path)
     (held here): this process's status says both that it is under way and what is left."""
     notes = many(tmp_path / "notes")
     held = Held()
-    with words_only(refresh_budget_s=0.2) as e:
+    with words_only(refresh_budget_s=0.2, small=NO_SMALL_WORK) as e:  # as a big folder
         try:
             e.search(notes, "cat", mode="lex", progress=held)
             assert held.first.is_set()

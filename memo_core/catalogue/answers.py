@@ -21,6 +21,10 @@ TEXTS: dict[str, tuple[str, str]] = {
         "пока ничего не найдено: по смыслу искали в {done} из {total} фрагментов",
         "nothing found yet: {done} of {total} chunks could be searched by meaning so far",
     ),
+    "hits.none_yet_model": (
+        "пока ничего не найдено по словам; по смыслу искать можно будет, когда установится модель",
+        "nothing found by words yet; search by meaning comes once the model is installed",
+    ),
     "hits.shown_one": ("показан {first}", "hit {first} shown"),
     "hits.shown_range": ("показаны {first}–{last}", "hits {first}–{last} shown"),
     "hits.more": (

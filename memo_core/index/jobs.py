@@ -7,6 +7,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from memo_core.files.walker import Changes
 from memo_core.index.indexer import Progress, ProgressFn, RefreshStats
@@ -155,6 +156,39 @@ class RefreshJob:
         return Notice(NoticeKind.INDEXING, self.collection, done=done, total=total)
 
 
+@dataclass(frozen=True)
+class SmallWork:
+    """A refresh a search waits for whole, whatever its budget: an answer from a small
+    folder's words alone would miss every question asked in other words or in another
+    language, while its vectors take seconds. Measured (BENCHMARKS.md, "First answers"):
+    e5-small embeds 800 passages (about 200 notes) in 11 s on 2 quiet cores, 25 s beside
+    two busy processes; MCP clients give a call 60 s by default.
+
+    `files`: notes still to index whose words are waited for; `chunks`: passages still
+    without vectors that are waited for; `within_s`: never longer than this from the call;
+    `start_s`: a refresh that has said nothing yet (opening its index, walking the folder)
+    is waited for this long from the call.
+    """
+
+    files: int = 400
+    chunks: int = 800
+    within_s: float = 45.0
+    start_s: float = 2.0
+
+    def covers(self, job: RefreshJob, called: float) -> bool:
+        """Whether what `job` has left is small enough to wait for."""
+        p = job.progress
+        if p is None:
+            return time.monotonic() < called + self.start_s
+        if p.phase == "index":
+            return p.files_total <= self.files
+        return (p.chunks_total or 0) <= self.chunks
+
+
+SMALL_WORK = SmallWork()
+NO_SMALL_WORK = SmallWork(files=-1, chunks=-1, within_s=0.0, start_s=0.0)
+
+
 def wait_within(
     start: Callable[[], RefreshJob],
     progress: ProgressFn | None,
@@ -162,6 +196,7 @@ def wait_within(
     called: float,
     *,
     model: bool,
+    small: SmallWork = NO_SMALL_WORK,
 ) -> RefreshStats:
     """Start a refresh (or join the one running: `start`) and wait for it until `budget`
     seconds after `called` (the caller's start; earlier when a refresh was already running:
@@ -172,7 +207,8 @@ def wait_within(
     already running when the call came in may have walked before the change, so it is
     followed by another; so is one that ran without the model this caller has (`model`).
     A refresh embedding for long indexes the words of changes made before the call
-    between two batches of vectors, and the answer comes then."""
+    between two batches of vectors, and the answer comes then. Past the budget, a refresh
+    whose work left is `small` is waited for on, up to `small.within_s` from the call."""
     deadline: float | None = None
     while True:
         job = start()
@@ -187,6 +223,9 @@ def wait_within(
             job.gate.ask(since)
         if not job.wait(deadline, progress) and since is not None:
             job.wait(called + budget, progress, since)
+        end = called + small.within_s
+        while not job.done.is_set() and time.monotonic() < end and small.covers(job, called):
+            job.wait(min(end, time.monotonic() + 10 * POLL_S), progress)
         if not job.done.is_set():
             return RefreshStats(notices=[job.activity()])
         stats = job.result()

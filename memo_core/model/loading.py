@@ -4,10 +4,13 @@ A `ModelSource` is built by each front end and passed to the Engine (no process 
 Asking whether a model is there (`available`) never installs anything and never waits for
 an install; only `get(install=True)` may fetch the default model (with pip, minutes at
 worst), and a lock held meanwhile is the install's own, not the one every caller passes.
+A search asks with `background=True`: the install then runs on a thread of its own while
+the search answers by words (`installing`, `wait_installed`).
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -25,6 +28,8 @@ from memo_core.model.sources import DEFAULT_SOURCE, chosen_source, install_comma
 RETRY_AFTER_S = 30.0
 
 Installer = Callable[[], Path]
+
+log = logging.getLogger("memo")
 
 
 class ModelSource:
@@ -63,6 +68,7 @@ class ModelSource:
         self._state = threading.Lock()  # held only for quick reads and writes of the above
         self._load_lock = threading.Lock()  # one load at a time (seconds)
         self._install_lock = threading.Lock()  # one install at a time (minutes)
+        self._installer_thread: threading.Thread | None = None  # a search's, in the background
 
     @property
     def loaded(self) -> bool:
@@ -76,15 +82,32 @@ class ModelSource:
             return False
         return True
 
-    def get(self, *, install: bool | None = None, ready: bool = True) -> Embedder:
+    @property
+    def installing(self) -> bool:
+        """Whether an install started by `get(background=True)` is under way."""
+        thread = self._installer_thread
+        return thread is not None and thread.is_alive()
+
+    def wait_installed(self, timeout: float | None = None) -> bool:
+        """Wait at most `timeout` seconds (None: until it ends) for a background install;
+        whether none is under way any more (it ended, well or not: `get` says which)."""
+        thread = self._installer_thread
+        if thread is not None:
+            thread.join(None if timeout is None else max(0.0, timeout))
+        return not self.installing
+
+    def get(
+        self, *, install: bool | None = None, ready: bool = True, background: bool = False
+    ) -> Embedder:
         """The model; ModelUnavailableError says why there is none. `install` (default:
-        `auto_install`) lets a missing default model be installed first. `ready=False`
+        `auto_install`) lets a missing default model be installed first; with `background`
+        on a thread of its own, while this call raises `model.installing`. `ready=False`
         (a search): the model may still be loading its graph on a thread (see
         `load_model_dir`); `get()` again, or its first embedding, waits for it. Otherwise a
         model is loaded on the calling thread, whole."""
         embedder = self._embedder
         if embedder is None:
-            embedder = self._load(install, ready)
+            embedder = self._load(install, ready, background)
         if ready:
             try:
                 embedder.ready()
@@ -95,7 +118,7 @@ class ModelSource:
                 self._fail(e)
         return embedder
 
-    def _load(self, install: bool | None, ready: bool) -> Embedder:
+    def _load(self, install: bool | None, ready: bool, background: bool) -> Embedder:
         if not self.enabled:
             raise ModelUnavailableError("model.disabled")
         if self._bad_name is not None and not self.custom:
@@ -109,7 +132,10 @@ class ModelSource:
             and not self._installed
             and not is_installed(self.model_dir, self.source)
         ):
-            self._install(self.auto_install if install is None else install)
+            allowed = self.auto_install if install is None else install
+            if allowed and background:
+                self._install_behind()
+            self._install(allowed)
         with self._load_lock:
             if self._embedder is None:
                 try:
@@ -136,6 +162,22 @@ class ModelSource:
             except MemoError as e:
                 self._fail(ModelUnavailableError(e.message))
             self._installed = True
+
+    def _install_behind(self) -> NoReturn:
+        """Start the install on a thread of its own (unless one runs) and say so."""
+        with self._state:
+            if not self.installing:
+                self._installer_thread = threading.Thread(
+                    target=self._install_logged, name="memo-model-install", daemon=True
+                )
+                self._installer_thread.start()
+        raise ModelUnavailableError("model.installing", name=self.source.name)
+
+    def _install_logged(self) -> None:
+        try:
+            self._install(True)
+        except ModelUnavailableError as e:  # kept for the next get(), and said once here
+            log.error("memo: installing the model failed: %r", e)
 
     def _fail(self, err: ModelUnavailableError) -> NoReturn:
         with self._state:
