@@ -31,6 +31,7 @@ from memo_core import (
     MODELS,
     MODES,
     Engine,
+    FileNote,
     InvalidArgumentError,
     Lang,
     MemoError,
@@ -86,7 +87,7 @@ def _search(engine: Engine, a: argparse.Namespace) -> None:
 
 
 def _index(engine: Engine, a: argparse.Namespace) -> None:
-    bar = ProgressBar(a.lang)
+    bar = ProgressBar(a.lang, lines=True)
     try:
         stats = engine.refresh(a.path, embed=not a.no_vectors, progress=bar)
     finally:
@@ -94,9 +95,15 @@ def _index(engine: Engine, a: argparse.Namespace) -> None:
     print(format_refresh(stats, a.lang))
     for n in stats.notices:
         print(f"  {notice_text(n, a.lang)}", file=sys.stderr)
+    # Empty notes (templates, placeholders) are common and harmless: counted in one line,
+    # listed with --list-empty; every other note on a file is said, one line each.
+    empty = [path for path, note, _ in stats.notes if note is FileNote.EMPTY]
     for path, note, detail in stats.notes:
-        said = file_note_text(note, detail, a.lang)
-        print(f"  {shown(path)}: {shown(said)}", file=sys.stderr)
+        if note is not FileNote.EMPTY or a.list_empty:
+            said = file_note_text(note, detail, a.lang)
+            print(f"  {shown(path)}: {shown(said)}", file=sys.stderr)
+    if empty and not a.list_empty:
+        print(f"  {a.lang.text('cli.empty_notes', count=len(empty))}", file=sys.stderr)
 
 
 def _watch(engine: Engine, a: argparse.Namespace) -> None:
@@ -147,7 +154,7 @@ def _read(engine: Engine, a: argparse.Namespace) -> None:
 
 
 def _reindex(engine: Engine, a: argparse.Namespace) -> None:
-    bar = ProgressBar(a.lang)
+    bar = ProgressBar(a.lang, lines=True)
     try:
         files = engine.reindex(a.path, progress=bar)
     finally:
@@ -268,6 +275,7 @@ def build_parser(lang: Lang = Lang.RU) -> argparse.ArgumentParser:
 
     ip = _command(sub, "index", t("help.index"), _index, path_help, lang)
     ip.add_argument("--no-vectors", action="store_true", help=t("help.no_vectors"))
+    ip.add_argument("--list-empty", action="store_true", help=t("help.list_empty"))
 
     wp = _command(sub, "watch", t("help.watch"), _watch, None, lang)
     wp.add_argument("paths", nargs="+", metavar="PATH", help=t("help.watch_paths"))

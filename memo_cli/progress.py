@@ -10,26 +10,37 @@ from memo_core import Lang, Progress
 
 BAR_WIDTH = 24
 MIN_INTERVAL_S = 0.2
+# Outside a terminal (a log file, a pipe, a service), a line this often: a long `memo index`
+# says it is alive and how far it got, without a line per batch.
+LINE_INTERVAL_S = 5.0
 
 
 class ProgressBar:
-    """Callable as an indexer ProgressFn; draws only on a terminal, throttled."""
+    """Callable as an indexer ProgressFn; on a terminal a bar redrawn in place, throttled;
+    elsewhere, with `lines`, a line every LINE_INTERVAL_S (nothing without)."""
 
-    def __init__(self, lang: Lang = Lang.RU, stream: TextIO | None = None) -> None:
+    def __init__(
+        self, lang: Lang = Lang.RU, stream: TextIO | None = None, *, lines: bool = False
+    ) -> None:
         self.lang = lang
         self.stream = stream or sys.stderr
-        self.enabled = self.stream.isatty()
-        self._last = 0.0
+        self.terminal = self.stream.isatty()
+        self.enabled = self.terminal or lines
+        self._last = time.monotonic() if not self.terminal else 0.0  # a line once work is long
         self._drawn = False
 
     def __call__(self, p: Progress) -> None:
         now = time.monotonic()
-        if not self.enabled or now - self._last < MIN_INTERVAL_S:
+        interval = MIN_INTERVAL_S if self.terminal else LINE_INTERVAL_S
+        if not self.enabled or now - self._last < interval:
             return
         self._last = now
-        self.stream.write("\r" + render(p, self.lang) + "\x1b[K")
+        if self.terminal:
+            self.stream.write("\r" + render(p, self.lang) + "\x1b[K")
+            self._drawn = True
+        else:
+            self.stream.write("memo: " + render(p, self.lang) + "\n")
         self.stream.flush()
-        self._drawn = True
 
     def done(self) -> None:
         if self._drawn:

@@ -321,6 +321,7 @@ def format_refresh(stats: RefreshStats, lang: Lang = Lang.RU) -> str:
         changed=stats.changed,
         deleted=stats.deleted,
         written=stats.chunks_written,
+        vectored=stats.chunks_vectored,
         embedded=stats.chunks_embedded,
         seconds=stats.seconds,
     )

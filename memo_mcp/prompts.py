@@ -57,8 +57,10 @@ def search_notes_text(question: str, folder: str) -> str:
         '(my notes are in Russian and English), or mode "lex" for exact names, commands and '
         "codes.\n"
         "2. Read the hits. Each starts with `path:line  heading` and is followed by the "
-        "passage; when a passage is not enough, read more of that note (the resource "
-        "memo://note/<collection>/<path in it>, or the file itself).\n"
+        "passage; when a passage is not enough, read more of that note: call memo_read "
+        f'with path "{folder}" and the hit\'s `path:line` as the note (it shows the lines '
+        "around it, numbered; from_line and to_line show other lines), or open the resource "
+        "memo://note/<collection>/<path in it>.\n"
         "3. Answer briefly, only from what the notes say. After each statement cite where it "
         "comes from as `path:line`. If the notes do not answer the question, say so plainly "
         "and say what you searched for; do not fill the gap from general knowledge without "
@@ -92,8 +94,9 @@ def topic_brief_text(topic: str, folder: str) -> str:
         f'1. Call memo_search with path "{folder}" several times, k=15: the topic itself, '
         "its synonyms and related terms, in Russian and in English, and the names, tools or "
         "places the first hits mention.\n"
-        "2. Read the hits (open a note, memo://note/<collection>/<path in it>, where a "
-        "passage is cut short) and drop the ones that are not about the topic.\n"
+        "2. Read the hits (where a passage is cut short, call memo_read with path "
+        f'"{folder}" and the hit\'s `path:line` as the note) and drop the ones that are not '
+        "about the topic.\n"
         "3. Write a brief: a one-paragraph summary, then the points grouped by sub-topic, each "
         "with its source as `path:line`. Then list what contradicts itself or looks out of "
         "date (say which notes disagree and their dates if they have them), and the open "

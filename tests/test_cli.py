@@ -121,3 +121,51 @@ def test_mode_choices_come_from_the_engine() -> None:
     search = dict(_all_commands(build_parser()))[("search",)]
     [mode] = [a for a in search._actions if "--mode" in a.option_strings]
     assert tuple(mode.choices) == MODES
+
+
+def _folder_with_empty_notes(root: Path, notes: int, empty: int) -> Path:
+    (root / "d").mkdir(parents=True)
+    for i in range(notes):
+        (root / "d" / f"n{i}.md").write_text(f"# Note {i}\n\ncat {i}\n", encoding="utf-8")
+    for i in range(empty):
+        (root / f"empty{i}.md").write_text("", encoding="utf-8")
+    return root
+
+
+def test_index_outside_a_terminal_prints_progress_lines_and_one_line_of_empty_notes(
+    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memo_cli import progress
+
+    monkeypatch.setattr(progress, "LINE_INTERVAL_S", 0.0)  # a line a batch: a long index
+    root = _folder_with_empty_notes(tmp_path / "notes", 400, 8)
+    assert main(["index", str(root)]) == 0
+    out, err = capsys.readouterr()
+    lines = err.splitlines()
+    assert sum(line.startswith("memo: индекс [") for line in lines) >= 2
+    assert "\r" not in err and "\x1b" not in err  # lines, not a bar redrawn in place
+    [empty] = [line for line in lines if "пустых" in line]
+    assert empty.strip() == "пустых заметок пропущено: 8 (список: memo index --list-empty)"
+    assert not any("empty0.md" in line for line in lines)
+    # the summary reads true: passages that share a text share its vector
+    assert "фрагментов записано 400, получили векторы 0 (посчитано разных текстов: 0)" in out
+
+
+def test_index_lists_the_empty_notes_when_asked(tmp_path: Path, capsys) -> None:
+    root = _folder_with_empty_notes(tmp_path / "notes", 3, 2)
+    assert main(["index", str(root), "--list-empty"]) == 0
+    err = capsys.readouterr().err
+    assert "empty0.md" in err and "empty1.md" in err and "пустых заметок" not in err
+
+
+def test_the_summary_counts_passages_given_vectors_and_texts_embedded(
+    tmp_path: Path, capsys, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMO_MODEL_DIR", str(tiny_model_dir))
+    root = tmp_path / "notes"
+    root.mkdir()
+    for name in ("a", "b", "c"):  # three notes, one text: one embedding, three vectors
+        (root / f"{name}.md").write_text("# Same\n\nrestic cabbage\n", encoding="utf-8")
+    assert main(["index", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "фрагментов записано 3, получили векторы 3 (посчитано разных текстов: 1)" in out

@@ -54,6 +54,7 @@ async def test_search_notes_tells_the_model_to_search_read_and_cite(notes: Path)
     assert f'Call memo_search with path "{notes}"' in text
     assert "`path:line`" in text and "do not answer the question, say so" in text
     assert "memo://note/" in text
+    assert f'call memo_read with path "{notes}" and the hit\'s `path:line` as the note' in text
 
 
 async def test_topic_brief_asks_for_sources_contradictions_and_gaps(notes: Path) -> None:
@@ -61,7 +62,7 @@ async def test_topic_brief_asks_for_sources_contradictions_and_gaps(notes: Path)
         text = await prompt_text(c, "topic_brief", {"topic": "бэкапы", "path": str(notes)})
     assert text.startswith(f"Collect everything my Markdown notes in {notes} say about: бэкапы")
     assert f'Call memo_search with path "{notes}" several times' in text
-    for word in ("`path:line`", "contradicts", "open questions"):
+    for word in ("`path:line`", "contradicts", "open questions", "call memo_read"):
         assert word in text
 
 

@@ -139,10 +139,12 @@ TEXTS: dict[str, tuple[str, str]] = {
     "status.kept_in": ("индекс хранится в {path} ({why})", "index kept in {path} ({why})"),
     "reindex.done": ("переиндексировано файлов: {files}", "files reindexed: {files}"),
     "refresh.done": (
-        "файлов: новых {added}, изменённых {changed}, удалённых {deleted}; чанков записано "
-        "{written}, векторов посчитано {embedded}; {seconds:.1f} с",
-        "files: {added} new, {changed} changed, {deleted} deleted; {written} chunks written, "
-        "{embedded} vectors computed; {seconds:.1f} s",
+        "файлов: новых {added}, изменённых {changed}, удалённых {deleted}; фрагментов "
+        "записано {written}, получили векторы {vectored} (посчитано разных текстов: "
+        "{embedded}); {seconds:.1f} с",
+        "files: {added} new, {changed} changed, {deleted} deleted; {written} passages "
+        "written, {vectored} given vectors ({embedded} distinct texts embedded); "
+        "{seconds:.1f} s",
     ),
     "watch.update": (
         "{path}: новых {added}, изменённых {changed}, удалённых {deleted}; векторов "

@@ -6,6 +6,10 @@ from __future__ import annotations
 TEXTS: dict[str, tuple[str, str]] = {
     # -- memo, the command line: what it says besides the engine's answers ----------------
     "cli.stopped": ("остановлено", "stopped"),
+    "cli.empty_notes": (
+        "пустых заметок пропущено: {count} (список: memo index --list-empty)",
+        "empty notes skipped: {count} (the list: memo index --list-empty)",
+    ),
     "cli.interrupted": ("прервано", "interrupted"),
     "cli.model_ready": ("модель готова: {path}", "model ready: {path}"),
     "cli.model_when": (
@@ -128,6 +132,10 @@ TEXTS: dict[str, tuple[str, str]] = {
         "bring the index up to date (with a progress bar)",
     ),
     "help.no_vectors": ("только слова; векторы потом", "words only; vectors later"),
+    "help.list_empty": (
+        "перечислить пустые заметки (без флага — только их число)",
+        "list the empty notes (without it: only how many)",
+    ),
     "help.watch": (
         "переиндексировать заметки по мере сохранения (Ctrl-C — стоп)",
         "re-index notes as they are saved (Ctrl-C stops)",

@@ -60,7 +60,8 @@ class RefreshStats:
     deleted: int = 0
     touched: int = 0  # stat changed, content did not
     chunks_written: int = 0
-    chunks_embedded: int = 0
+    chunks_vectored: int = 0  # passages given a vector: embedded, or sharing an embedded text
+    chunks_embedded: int = 0  # distinct texts the model embedded
     seconds: float = 0.0
     notes: list[tuple[str, FileNote, str]] = field(default_factory=list)  # path, note, detail
     notices: list[Notice] = field(default_factory=list)
@@ -74,7 +75,7 @@ class RefreshStats:
 
     def add(self, other: RefreshStats) -> None:
         """Count `other` (another collection's refresh) in too."""
-        for name in ("added", "changed", "deleted", "touched", "chunks_written"):
+        for name in ("added", "changed", "deleted", "touched", "chunks_written", "chunks_vectored"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.chunks_embedded += other.chunks_embedded
         self.seconds += other.seconds
@@ -296,6 +297,7 @@ class Indexer:
                     stats.chunks_written += 1
                     if h in vectors:
                         store.set_vector(cid, vectors[h])
+                        stats.chunks_vectored += 1
                 store.delete_chunks(cid for ids in old_ids.values() for cid in ids)
                 if p.old is None:
                     stats.added += 1
@@ -341,6 +343,7 @@ class Indexer:
                     self.store.set_vector(cid, known[h])
                 self.store.mark_updated()
             stats.chunks_embedded += len(texts)
+            stats.chunks_vectored += len(rows)
             prog.chunks_done += len(rows)
             if progress:
                 progress(prog)
