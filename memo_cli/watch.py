@@ -41,18 +41,20 @@ def watch(
     """Refresh each watched folder when its notes change, and `report` one line per update.
 
     Blocks until `stop` is set; Ctrl-C raises KeyboardInterrupt, as anywhere. The first
-    refresh runs before watching starts, so the index is current from the first line on;
-    `ready` is set once changes are being watched. Changes are judged by the walker's rules
+    refresh runs before watching starts, so the index is current from the first line on,
+    and says what it indexed; one more follows at once, for notes saved while the first
+    ran (before changes were watched: on a big folder, seconds); `ready` is set once
+    changes are being watched. Changes are judged by the walker's rules
     below each watched folder (a folder that is itself hidden, like ~/.local/share/notes,
     is watched). InvalidArgumentError for a `debounce_ms` outside 0..MAX_DEBOUNCE_MS, first.
     """
     whole_number("debounce", debounce_ms, 0, MAX_DEBOUNCE_MS)
     bases = [resolve_path(p) for p in paths]
     for base in bases:
-        for n in engine.refresh(base).notices:
-            report(notice_text(n, lang))
-
+        _update(engine, base, report, lang)
     report(lang.text("watch.watching", paths=", ".join(shown(str(b)) for b in bases)))
+    for base in bases:
+        _update(engine, base, report, lang)
     if all(engine.reported(b) for b in bases):  # the engine's own feed: one watcher
         _follow_feed(engine, bases, report, stop or threading.Event(), debounce_ms, ready, lang)
         return

@@ -16,7 +16,7 @@ import pytest
 from conftest import default_sigint, write_notes
 
 from memo_cli.watch import watch
-from memo_core import Engine, ModelSource, Searcher
+from memo_core import Embedder, Engine, ModelSource, Searcher
 
 
 def _lines(proc: subprocess.Popen) -> queue.Queue:
@@ -46,6 +46,8 @@ def test_watch_indexes_saved_notes_and_stops_cleanly(notes: Path, tiny_model_dir
     )
     try:
         lines = _lines(proc)
+        first = _next(lines)  # what it indexed on its way in
+        assert f"  {notes}: новых 3, изменённых 0, удалённых 0; векторов" in first, first
         assert _next(lines).startswith(f"слежу за {notes}")
         time.sleep(0.3)
         (notes / "weather.md").write_text("# Weather\n\nrain tomorrow\n", encoding="utf-8")
@@ -81,6 +83,8 @@ class Watching:
         )
         self.thread.start()
         assert ready.wait(20), "the watcher did not start"
+        while not self.lines.get(timeout=20).startswith("слежу за"):
+            pass  # what the first refresh indexed
 
     def update(self) -> str:
         while True:
@@ -171,6 +175,8 @@ def test_memo_watch_holds_one_inotify_watcher(notes: Path, tiny_model_dir: Path)
     )
     try:
         lines = _lines(proc)
+        first = _next(lines)  # what it indexed on its way in
+        assert f"  {notes}: новых 3, изменённых 0, удалённых 0; векторов" in first, first
         assert _next(lines).startswith(f"слежу за {notes}")
         time.sleep(0.5)
         fds = Path(f"/proc/{proc.pid}/fd")
@@ -191,3 +197,46 @@ def test_memo_watch_holds_one_inotify_watcher(notes: Path, tiny_model_dir: Path)
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+class SavesWhileIndexing(Embedder):
+    """A real tiny model that saves a new note into `folder` on its first batch of notes:
+    a user saving while `memo watch` starts (its first refresh embedding)."""
+
+    def __init__(self, inner: Embedder, folder: Path) -> None:
+        self.inner, self.model_id, self.dim, self.folder = inner, inner.model_id, inner.dim, folder
+        self.saved = False
+
+    def embed_batch(self, texts: list[str], *, query: bool = False):
+        if not query and not self.saved:
+            self.saved = True
+            (self.folder / "saved-meanwhile.md").write_text("# Late\n\nquokka\n", "utf-8")
+            time.sleep(0.5)
+        return self.inner.embed_batch(texts, query=query)
+
+
+@pytest.mark.parametrize("notify", [True, False])
+def test_a_note_saved_while_watch_starts_is_indexed_and_printed(
+    tmp_path: Path, tiny_embedder, notify: bool
+) -> None:
+    folder = write_notes(tmp_path / "notes", {"a.md": "# A\n\ncat\n", "b.md": "# B\n\ndog\n"})
+    model = SavesWhileIndexing(tiny_embedder, folder)
+    lines: queue.Queue[str] = queue.Queue()
+    stop = threading.Event()
+    with Engine(models=ModelSource(model), notify=notify) as engine:
+        t = threading.Thread(
+            target=watch, args=(engine, [folder], lines.put), kwargs={"stop": stop}
+        )
+        t.start()
+        try:
+            said = [lines.get(timeout=20)]
+            assert f"{folder}: новых 2," in said[0]  # what it indexed on its way in
+            while not said[-1].startswith("слежу за"):
+                said.append(lines.get(timeout=20))
+            late = lines.get(timeout=10)
+            assert f"{folder}: новых 1," in late, said + [late]
+            hits = engine.search(folder, "quokka", mode="lex", refresh=False)
+            assert hits[0].relpath == "saved-meanwhile.md"
+        finally:
+            stop.set()
+            t.join(20)
