@@ -51,6 +51,7 @@ from memo_core import (
     install_command,
     install_named,
     is_installed,
+    leave,
     notice_text,
     refresh_budget,
     resolve_model_dir,
@@ -374,5 +375,10 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def entry() -> None:
+    """Console script `memo`: `main`, then the process ends without finalizing (`leave`)."""
+    leave(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -57,6 +57,7 @@ from memo_core.formatting import (
     search_data,
 )
 from memo_core.results import ChangeReport, CollectionStatus, Explain, Hit, SearchResults
+from memo_core.shutdown import leave
 from memo_core.text.escapes import for_terminal, shown
 from memo_core.values import (
     DEFAULT_K,
@@ -197,6 +198,7 @@ __all__ = [
     "load_model_dir",
     "note_text",
     "notice_text",
+    "leave",
     "refresh_budget",
     "relevant_change",
     "resolve_model_dir",

@@ -60,6 +60,7 @@ from memo_core import (
     format_read,
     format_reindex,
     format_status,
+    leave,
     search_data,
     settings,
     user_language,
@@ -548,7 +549,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         pass
     finally:
         server.engines.close_within(CLOSE_WAIT_S)
-    sys.exit(0)
+    leave(0)
 
 
 if __name__ == "__main__":
