@@ -20,6 +20,9 @@ from memo_core.model.onnx_embedder import load_model_dir
 # (`.ci/run` installs it with `memo model install`).
 REAL_MODEL_DIR = Path(os.environ.get("MEMO_TEST_DEFAULT_MODEL_DIR") or default_model_dir())
 REPO = Path(__file__).resolve().parent.parent
+# A bound on time that fails only on a hang: the default run must pass on a busy machine
+# (two CPU burners beside it), so no test asserts how fast something is; bench/ measures.
+HANG_S = 30.0
 
 # The test modules that need no engine (no folder descriptors): the only ones that can run
 # on Windows, where memo refuses to start (test_platform). Every other test is marked

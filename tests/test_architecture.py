@@ -44,7 +44,7 @@ CLI = sorted((REPO / "memo_cli").glob("*.py"))
 LAYERS: list[tuple[str, ...]] = [
     # Every text a user reads: below the errors, whose English text it gives.
     ("memo_core.catalogue",),
-    ("memo_core._version", "memo_core.errors", "memo_core.settings"),
+    ("memo_core._version", "memo_core.errors", "memo_core.settings", "memo_core.shutdown"),
     # The values every layer shares, and their checks (InvalidArgumentError).
     ("memo_core.values",),
     ("memo_core.results",),
@@ -168,13 +168,15 @@ def test_only_settings_reads_the_environment(path: Path) -> None:
     assert not reads, f"{path.name} reads the environment at lines {reads}: use settings"
 
 
+LAYOUT = REPO / "docs" / "layout.md"
+
+
 def _layout_bullets() -> dict[str, set[str]]:
-    """README's Layout section: each package bullet's folder -> the module names it gives."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    section = text.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    """docs/layout.md: each package bullet's folder -> the module names it gives."""
+    text = LAYOUT.read_text(encoding="utf-8")
     bullets: dict[str, set[str]] = {}
     folder = None
-    for line in section.splitlines():
+    for line in text.splitlines():
         head = re.match(r"\s*- `([\w/]+)/`", line)
         if head:
             folder = head.group(1)
@@ -193,13 +195,13 @@ PACKAGES = sorted(
 
 
 @pytest.mark.parametrize("package", PACKAGES, ids=lambda p: str(p.relative_to(REPO)))
-def test_the_readme_layout_names_every_module(package: Path) -> None:
-    """The README's map is the tree: every module of every package named under its folder's
-    bullet, and no name there that is not a module."""
+def test_the_layout_page_names_every_module(package: Path) -> None:
+    """docs/layout.md's map is the tree: every module of every package named under its
+    folder's bullet, and no name there that is not a module."""
     named = _layout_bullets().get(str(package.relative_to(REPO)))
-    assert named is not None, f"README's Layout has no bullet for {package.relative_to(REPO)}/"
+    assert named is not None, f"docs/layout.md has no bullet for {package.relative_to(REPO)}/"
     modules = {p.stem for p in package.glob("*.py")} - {"__init__"}
     assert named == modules, (
-        f"missing from the README: {sorted(modules - named)}; "
+        f"missing from docs/layout.md: {sorted(modules - named)}; "
         f"named but not modules: {sorted(named - modules)}"
     )

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import write_notes
+from conftest import HANG_S, write_notes
 from mcp_helpers import WireServer, server_env
 
 from memo_core import (
@@ -53,7 +53,7 @@ def test_a_long_first_index_answers_within_the_budget(tmp_path: Path, slow: Slow
     with Engine(models=ModelSource(slow), refresh_budget_s=0.5, small=LONG) as e:
         t0 = time.monotonic()
         first = e.search(notes, "cat 7", mode="hybrid")
-        assert time.monotonic() - t0 < 5
+        assert time.monotonic() - t0 < HANG_S
         [n] = first.notices  # words are in (they come first), vectors are not
         assert (n.kind, n.collection, n.total) == (NoticeKind.EMBEDDING, str(notes), 301)
         assert notice_text(n).startswith(f"{notes}: векторы: 0 из 301 фрагментов")
@@ -63,7 +63,7 @@ def test_a_long_first_index_answers_within_the_budget(tmp_path: Path, slow: Slow
         assert ", идёт расчёт векторов: 0 из 301 фрагментов" in format_status([st])
         t0 = time.monotonic()
         second = e.search(notes, "cat 8", mode="hybrid")  # the refresh runs: at once
-        assert time.monotonic() - t0 < 1 and second.notices[0].kind is NoticeKind.EMBEDDING
+        assert time.monotonic() - t0 < HANG_S and second.notices[0].kind is NoticeKind.EMBEDDING
         slow.gate.set()
         deadline = time.monotonic() + 30
         while (later := e.search(notes, "cat 9", mode="hybrid")).notices:
@@ -135,14 +135,14 @@ def test_memo_mcp_answers_a_first_search_within_its_budget(
         server.initialize()
         t0 = time.monotonic()
         first = server.text("memo_search", {"path": str(notes), "query": "cat 7"})
-        assert time.monotonic() - t0 < 5
+        assert time.monotonic() - t0 < HANG_S
         assert first.startswith(f"({notes}: индексация: ") or first.startswith(
             f"({notes}: векторы: "
         ), first
         t0 = time.monotonic()
         status = server.text("memo_status", {"path": str(notes)})
         second = server.text("memo_search", {"path": str(notes), "query": "cat 8"})
-        assert time.monotonic() - t0 < 3, (status, second)
+        assert time.monotonic() - t0 < HANG_S, (status, second)
         deadline = time.monotonic() + 120
         while (later := server.text("memo_search", {"path": str(notes), "query": "cat 9"}))[
             0
@@ -161,10 +161,11 @@ def test_several_collections_wait_one_budget_and_say_so_in_one_line(
     home = tmp_path / "home"
     for name in ("a", "b", "c"):
         many_notes(home / name, 40)
-    with Engine(models=ModelSource(slow), refresh_budget_s=0.5, small=LONG) as e:
+    with Engine(models=ModelSource(slow), refresh_budget_s=2.0, small=LONG) as e:
         t0 = time.monotonic()
         hits = e.search(home, "cat 7", mode="hybrid")
-        assert time.monotonic() - t0 < 2  # one budget for the search, not one per collection
+        # one budget for the search (2 s), not one per collection (6 s)
+        assert time.monotonic() - t0 < 5.5
         [n] = hits.notices
         assert (n.kind, n.collection, n.done, n.total) == (NoticeKind.EMBEDDING, str(home), 0, 123)
         slow.gate.set()

@@ -106,13 +106,13 @@ def test_errors_are_one_line_on_stderr_with_exit_1(notes, tmp_path, args, messag
     [[], ["search"], ["search", "."]],  # a bad value: tests/test_cli_exits.py
     ids=str,
 )
-def test_usage_errors_exit_2_as_the_readme_says(args: list[str], capsys) -> None:
+def test_usage_errors_exit_2_as_the_cli_reference_says(args: list[str], capsys) -> None:
     with pytest.raises(SystemExit) as e:
         main(args)
     assert e.value.code == 2
     assert capsys.readouterr().err.startswith("usage: memo")
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    assert "2 for a usage error" in readme
+    cli_md = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
+    assert "2 for a usage error" in cli_md.read_text(encoding="utf-8")
 
 
 def test_mode_choices_come_from_the_engine() -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import write_notes
+from conftest import HANG_S, write_notes
 
 from memo_core import Embedder, Engine, ModelSource, NoticeKind, format_status, notice_text
 from memo_core.collection import CLOSE_WAIT_S
@@ -150,10 +150,9 @@ def test_a_vanished_folder_does_not_wait_for_its_stuck_refresh(
         searching = threading.Thread(
             target=lambda: answer.append(e.search(home, "cat 8", mode="hybrid")), daemon=True
         )
-        t0 = time.monotonic()
         searching.start()
-        searching.join(10)
-        assert not searching.is_alive() and time.monotonic() - t0 < 3
+        searching.join(HANG_S)
+        assert not searching.is_alive()
         assert e.open_collections() == [home / "b"]
     finally:
         model.gate.set()

@@ -99,7 +99,7 @@ def test_a_folder_beyond_the_small_bound_answers_within_its_budget(
     ) as e:
         t0 = time.monotonic()
         first = e.search(notes, "cat 7", mode="hybrid")
-        assert time.monotonic() - t0 < 20  # far below the 41 passages' 3 s: only on a hang
+        assert time.monotonic() - t0 < 60  # a bound that fails only on a hang
         [n] = first.notices
         assert n.kind is NoticeKind.EMBEDDING and n.total == 41
         assert first[0].relpath == "d7/n7.md"  # its words were all waited for

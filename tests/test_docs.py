@@ -1,0 +1,239 @@
+"""The documentation tells the truth about the code and holds together: the CLI reference
+lists exactly the options `--help` lists, each under its own command; the README stays a
+short front page that says first what a newcomer needs; the docs cite no issue numbers and
+no spec (a reason is said where it applies); every relative link leads to a file and every
+link to a section to its heading; the layer order stated in
+docs/layout.md is the one tests/test_architecture.py enforces."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+from test_architecture import LAYERS
+
+from memo_cli.main import build_parser
+
+README = REPO / "README.md"
+DOCS = REPO / "docs"
+CLI_MD = DOCS / "cli.md"
+README_MAX_LINES = 300
+
+
+def _pages() -> list[Path]:
+    return [README, *sorted(DOCS.glob("*.md"))]
+
+
+# -- the CLI reference and --help ------------------------------------------------------------
+
+
+def _commands(
+    parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()
+) -> list[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    """Every command of `parser`, itself included (prefix ()), with its own parser."""
+    found = [(prefix, parser)]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found += _commands(sub, (*prefix, name))
+    return found
+
+
+COMMANDS = _commands(build_parser())
+HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*$")
+OPTION = re.compile(r"(?<![\w-])(--?[A-Za-z][\w-]*)")
+# An option bullet: `- ` then a code span that starts with the option, e.g. "- `-k N`: ...",
+# "- `--mode hybrid|lex|vec`: ...", "- `-h`, `--help`: ...".
+OPTION_BULLET = re.compile(r"^\s*- `(-[^`]*)`(?:, `(-[^`]*)`)?")
+
+
+def _headings(lines: list[str]) -> list[tuple[int, int, str]]:
+    """(line index, level, title) of each heading, a `# comment` in a code block aside."""
+    found, in_code = [], False
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith("```"):
+            in_code = not in_code
+        elif not in_code and (m := HEADING.match(line)):
+            found.append((i, len(m.group(1)), m.group(2).replace("`", "")))
+    return found
+
+
+def _section(text: str, title: str) -> str | None:
+    """The text under the heading `title` (code spans allowed), up to the next heading of
+    the same or a higher level; None when no heading has that title."""
+    lines = text.splitlines()
+    heads = _headings(lines)
+    for k, (i, level, name) in enumerate(heads):
+        if name == title:
+            end = next((j for j, lv, _ in heads[k + 1 :] if lv <= level), len(lines))
+            return "\n".join(lines[i + 1 : end])
+    return None
+
+
+def _listed_options(section: str) -> set[str]:
+    """The options a section lists in its option bullets."""
+    found: set[str] = set()
+    in_code = False
+    for line in section.splitlines():
+        if line.lstrip().startswith("```"):
+            in_code = not in_code
+            continue
+        m = OPTION_BULLET.match(line) if not in_code else None
+        if m:
+            for span in m.groups():
+                if span:
+                    found |= set(OPTION.findall(span.split()[0]))
+    return found
+
+
+def _named_options(section: str) -> set[str]:
+    """Every option a section names in a code span that starts with one, e.g. `--from 5
+    --to 3` (code blocks aside: examples may show other commands)."""
+    prose = re.sub(r"```.*?```", "", section, flags=re.DOTALL)
+    spans = [s for s in re.findall(r"`([^`\n]+)`", prose) if OPTION.match(s)]
+    return {o for s in spans for o in OPTION.findall(s)}
+
+
+def _parser_options(parser: argparse.ArgumentParser) -> set[str]:
+    """The option strings of a parser, --help aside (every command has it)."""
+    return {
+        s
+        for a in parser._actions
+        if not isinstance(a, argparse._HelpAction)
+        for s in a.option_strings
+    }
+
+
+def _title(cmd: tuple[str, ...]) -> str:
+    return " ".join(("memo", *cmd))
+
+
+@pytest.mark.parametrize(("cmd", "parser"), [pytest.param(c, p, id=_title(c)) for c, p in COMMANDS])
+def test_the_cli_reference_lists_exactly_the_options_of_each_command(
+    cmd: tuple[str, ...], parser: argparse.ArgumentParser
+) -> None:
+    section = _section(CLI_MD.read_text(encoding="utf-8"), _title(cmd))
+    assert section is not None, f"docs/cli.md has no heading `## {_title(cmd)}`"
+    listed = _listed_options(section)
+    options = _parser_options(parser)
+    assert not options - listed, (
+        f"`{_title(cmd)} --help` lists {sorted(options - listed)}, which docs/cli.md's "
+        f"section for it does not (a bullet such as - `{sorted(options - listed)[0]} ...`)"
+    )
+    stale = (listed | _named_options(section)) - options - {"-h", "--help"}
+    assert not stale, f"docs/cli.md names {sorted(stale)} under {_title(cmd)}, which has none"
+
+
+def test_the_server_pages_list_every_option_of_memo_mcp() -> None:
+    from memo_mcp.server import build_arg_parser
+
+    pages = (DOCS / "mcp.md").read_text(encoding="utf-8") + (DOCS / "http.md").read_text(
+        encoding="utf-8"
+    )
+    listed = _listed_options(pages)
+    missing = _parser_options(build_arg_parser()) - listed
+    assert not missing, (
+        f"`memo-mcp --help` lists {sorted(missing)}: docs/mcp.md, docs/http.md do not"
+    )
+
+
+def test_the_section_reader_finds_sections_and_their_options() -> None:
+    text = (
+        "# memo\n## memo a\n- `--x N`: x\n- `-h`, `--help`: help\n### Sub\n- `--y`: y\n"
+        "```\n# not a heading\n- `--in-code`\n```\n## memo a b\n- `--z`\n"
+    )
+    a = _section(text, "memo a")
+    assert a is not None and _listed_options(a) == {"--x", "-h", "--help", "--y"}
+    assert _named_options("`--from 5 --to 3`, `-k 0`, `memo x --json`") == {"--from", "--to", "-k"}
+    ab = _section(text, "memo a b")
+    assert ab is not None and _listed_options(ab) == {"--z"}
+    assert _section(text, "memo c") is None
+
+
+# -- the README, a front page ---------------------------------------------------------------
+
+
+def test_the_readme_is_short_and_the_reference_lives_in_docs() -> None:
+    lines = README.read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines"
+    assert len(list(DOCS.glob("*.md"))) >= 3
+
+
+def test_the_readme_says_first_how_to_speak_english_and_which_folders_the_server_uses() -> None:
+    first = "\n".join(README.read_text(encoding="utf-8").splitlines()[:60])
+    for needed in ("MEMO_LANG=en", "--root", "MEMO_ROOTS"):
+        assert needed in first, f"{needed} is not in README.md's first 60 lines"
+
+
+# -- citations ----------------------------------------------------------------------------------
+
+ISSUE = re.compile(r"\bissue \d+", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("page", _pages(), ids=lambda p: str(p.relative_to(REPO)))
+def test_the_readme_and_docs_cite_no_issue_numbers_nor_spec(page: Path) -> None:
+    """What a reader cannot open is no reason: a page says the reason itself. (The code and
+    the tests still cite issues; this covers the documentation only, for now.)"""
+    text = page.read_text(encoding="utf-8")
+    assert "SPEC.md" not in text and not re.search(r"\bSPEC\b", text), page.name
+    assert not ISSUE.search(text), f"{page.name}: {ISSUE.search(text)}"
+
+
+# -- links --------------------------------------------------------------------------------------
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def _prose(page: Path) -> str:
+    """A page without its code blocks (a `](x)` in a code block is no link)."""
+    return re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL)
+
+
+def _relative_links(page: Path) -> list[str]:
+    """The page's links that are not URLs (`https:`, `mailto:`), as written."""
+    return [t for t in LINK.findall(_prose(page)) if not re.match(r"[a-z][a-z0-9+.-]*:", t)]
+
+
+@pytest.mark.parametrize("page", _pages(), ids=lambda p: str(p.relative_to(REPO)))
+def test_every_relative_link_leads_to_a_file(page: Path) -> None:
+    files = [t.split("#", 1)[0] for t in _relative_links(page)]
+    missing = [f for f in files if f and not (page.parent / f).exists()]
+    assert not missing, f"{page.relative_to(REPO)} links to files that do not exist: {missing}"
+
+
+def _anchor(heading: str) -> str:
+    """A heading's anchor as GitHub makes it: lower case, punctuation dropped, spaces `-`."""
+    return re.sub(r"[^\w\- ]", "", heading.replace("`", "").strip().lower()).replace(" ", "-")
+
+
+def _anchors(page: Path) -> set[str]:
+    lines = page.read_text(encoding="utf-8").splitlines()
+    return {_anchor(title) for _, _, title in _headings(lines)}
+
+
+@pytest.mark.parametrize("page", _pages(), ids=lambda p: str(p.relative_to(REPO)))
+def test_every_link_to_a_section_finds_its_heading(page: Path) -> None:
+    wrong = []
+    for target in _relative_links(page):
+        if "#" not in target:
+            continue
+        file, anchor = target.split("#", 1)
+        dest = page.parent / file if file else page
+        if dest.suffix == ".md" and dest.exists() and anchor not in _anchors(dest):
+            wrong.append(target)
+    assert not wrong, f"{page.relative_to(REPO)} links to sections that do not exist: {wrong}"
+
+
+# -- the layers -----------------------------------------------------------------------------------
+
+
+def test_the_layout_page_states_the_layers_in_the_order_the_tests_enforce() -> None:
+    text = (DOCS / "layout.md").read_text(encoding="utf-8")
+    m = re.search(r"Layers, lowest first: (.*?\.)\n\n", text, flags=re.DOTALL)
+    assert m, "docs/layout.md has no line 'Layers, lowest first: ...'"
+    stated = [tuple(re.findall(r"`([\w.]+)`", part)) for part in m.group(1).split("→")]
+    enforced = [tuple(e.removeprefix("memo_core.") for e in entries) for entries in LAYERS]
+    assert stated == enforced
