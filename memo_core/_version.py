@@ -1,3 +1,3 @@
 """The package version: the one place it is written (pyproject.toml reads it from here)."""
 
-__version__ = "0.3.1"
+__version__ = "0.4.0"

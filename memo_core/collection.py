@@ -305,7 +305,7 @@ class Collection:
                 collection=str(self.root),
                 line=row.text_line + shown.first if shown.first else row.line,
                 end_line=row.text_line + shown.last,
-                heading=row.heading,
+                heading=row.shown_heading,
                 text=shown.text,
                 score=float(p.score),
                 found_by=p.found_by,

@@ -166,3 +166,24 @@ def test_words_in_paths_and_hyphenated_compounds(tmp_path: Path, query: str, rel
     with Searcher(notes, use_model=False) as s:
         hits = s.search(query, mode="lex")
         assert hits and hits[0].relpath == relpath, [h.relpath for h in hits]
+
+
+@pytest.mark.parametrize(
+    ("text", "title"),
+    [
+        ("Deploy the app with make deploy.\n\n# Later\n\nmore\n", "task"),  # the file's name
+        ("---\ntitle: Выкатка\n---\nDeploy the app with make deploy.\n", "Выкатка"),
+        ("---\naliases: [ship it]\n---\nDeploy the app with make deploy.\n", "ship it"),
+    ],
+)
+def test_a_passage_before_the_first_heading_is_shown_under_the_notes_title(
+    tmp_path: Path, text: str, title: str
+) -> None:
+    from memo_core import format_hits
+
+    notes = write_notes(tmp_path / "notes", {"task.md": text, "other.md": "# Other\n\nx\n"})
+    with Searcher(notes, use_model=False) as s:
+        hits = s.search("make deploy", mode="lex")
+        assert hits[0].relpath == "task.md" and hits[0].heading == title
+        assert format_hits(hits).startswith(f"{notes / 'task.md'}:")
+        assert f":{hits[0].line}  {title}\n" in format_hits(hits)

@@ -4,6 +4,7 @@ it keeps between refreshes (`FileStats`)."""
 from __future__ import annotations
 
 import bisect
+import json
 import os
 from dataclasses import dataclass
 
@@ -26,6 +27,26 @@ class ChunkRow:
     heading: str
     text: str
     text_line: int  # where its text begins (`Chunk.text_line`)
+    title: str  # the note's title: its front matter's first name, else its file name
+
+    @property
+    def shown_heading(self) -> str:
+        """The heading a hit shows: a passage before the note's first heading has none of
+        its own, and is shown under the note's title."""
+        return self.heading or self.title
+
+
+def note_title(path: str, front: str) -> str:
+    """A note's title from its path and its stored front matter (`Store.set_front`'s JSON):
+    the first of its names (`title`, else an alias), else its file name without `.md`."""
+    try:
+        names = json.loads(front).get("names") if front else None
+    except (ValueError, AttributeError):
+        names = None
+    if isinstance(names, list) and names and isinstance(names[0], str) and names[0].strip():
+        return names[0].strip()
+    name = path.rsplit("/", 1)[-1]
+    return name[:-3] if name.lower().endswith(".md") and len(name) > 3 else name
 
 
 def stored(rel: str) -> str:

@@ -24,7 +24,14 @@ from memo_core.files.fsafe import Folder
 from memo_core.files.walker import Changes, FileStat
 from memo_core.index import opening, vecstorage
 from memo_core.index.history import CONTENT, History
-from memo_core.index.rows import ChunkRow, FileState, FileStats, from_stored, stored
+from memo_core.index.rows import (
+    ChunkRow,
+    FileState,
+    FileStats,
+    from_stored,
+    note_title,
+    stored,
+)
 from memo_core.index.schema import new_generation
 from memo_core.index.vecstorage import VectorSlots
 from memo_core.text import textnorm
@@ -541,15 +548,17 @@ class Store:
         if not ids:
             return {}
         marks = ",".join("?" * len(ids))
-        return {
+        rows = {}
+        for cid, path, line, heading, text, text_line, front in self.db.execute(
+            "SELECT c.id, f.path, c.line, c.heading, c.text, c.text_line, f.front "
+            f"FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
+            tuple(ids),
+        ):
+            rel = from_stored(path)
             # text_line 0: written before schema 5 (until the rebuild): the passage's line.
-            cid: ChunkRow(cid, from_stored(path), line, heading, text, text_line or line)
-            for cid, path, line, heading, text, text_line in self.db.execute(
-                "SELECT c.id, f.path, c.line, c.heading, c.text, c.text_line FROM chunks c "
-                f"JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
-                tuple(ids),
-            )
-        }
+            title = note_title(rel, front or "")
+            rows[cid] = ChunkRow(cid, rel, line, heading, text, text_line or line, title)
+        return rows
 
     def has_vec_table(self) -> bool:
         return bool(
