@@ -141,7 +141,15 @@ def test_an_empty_note_is_a_note_in_status_as_in_changes(tmp_path: Path) -> None
     (notes / "empty.md").write_bytes(b"")
     (notes / "data.md").write_bytes(b"\x00\x01binary\x00" * 10)
     run = subprocess.run(
-        [sys.executable, "-m", "memo_cli.main", "index", str(notes), "--no-vectors"],
+        [
+            sys.executable,
+            "-m",
+            "memo_cli.main",
+            "index",
+            str(notes),
+            "--no-vectors",
+            "--list-empty",
+        ],
         capture_output=True,
         text=True,
         check=True,

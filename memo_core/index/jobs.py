@@ -160,9 +160,9 @@ class RefreshJob:
 class SmallWork:
     """A refresh a search waits for whole, whatever its budget: an answer from a small
     folder's words alone would miss every question asked in other words or in another
-    language, while its vectors take seconds. Measured (BENCHMARKS.md, "First answers"):
-    e5-small embeds 800 passages (about 200 notes) in 11 s on 2 quiet cores, 25 s beside
-    two busy processes; MCP clients give a call 60 s by default.
+    language, while its vectors take seconds. Measured (BENCHMARKS.md, "First answers on a
+    busy machine"): e5-small embeds 800 passages (about 200 notes) in about 11 s on 2 quiet
+    cores, 22 s beside two busy processes; MCP clients give a call 60 s by default.
 
     `files`: notes still to index whose words are waited for; `chunks`: passages still
     without vectors that are waited for; `within_s`: never longer than this from the call;
