@@ -76,17 +76,83 @@ def latency(root: Path, queries: list[str]) -> dict:
             "p95_ms": round(1000 * C.pct(times, 95), 1)}  # fmt: skip
 
 
+CROSS = ("en→ru", "ru→en")
+GAIN = 0.02  # nDCG@10 a new default must gain on SciFact and on every cross-lingual set
+FULL_INDEX_S = 15 * 60  # its first full index of the 5.9k-page folder, on 2 cores
+
+
+def _hybrid_sets(r: dict) -> dict[str, tuple[float, float, list[float] | None]]:
+    """A model's hybrid nDCG@10 per set: (mean, 95 % half-width, per-query values)."""
+    sci = r["scifact"]["modes"]["hybrid"]
+    out = {"SciFact": (sci["ndcg"], sci["ndcg_ci95"], sci.get("_ndcg"))}
+    for style in ("title", "sentence"):
+        for direction in ("en→ru", "ru→ru", "en→en", "ru→en"):
+            h = r[style][direction]["hybrid"]
+            out[f"{style} {direction}"] = (h["ndcg"], h["ndcg_ci95"], h.get("_ndcg"))
+    return out
+
+
+def default_verdict(
+    new: dict, old: dict, *, full_index_s: float | None = None, first_answer: float | None = None
+) -> dict:
+    """The rule a model must pass to become the default in place of `old` (both: a model's
+    results from `main`): no set loses beyond its interval (the paired 95 % interval of
+    the per-query differences where both have them, else the new model's own), a gain of
+    at least GAIN on SciFact and on every cross-lingual set, its first full index within
+    FULL_INDEX_S (`full_index_s`, measured apart), and a first answer as fast as the old
+    one's (`first_answer`: new / old seconds, at most 1.1)."""
+    a, b = _hybrid_sets(new), _hybrid_sets(old)
+    sets = {}
+    for name, (mean, ci, per_query) in a.items():
+        old_mean, _, old_per_query = b[name]
+        if per_query and old_per_query and len(per_query) == len(old_per_query):
+            diff, ci = C.mean_ci([x - y for x, y in zip(per_query, old_per_query, strict=True)])
+        else:
+            diff = mean - old_mean
+        sets[name] = {"diff": round(diff, 4), "ci95": round(ci, 4), "loses": diff + ci < 0}
+    gains = ["SciFact", *(f"{s} {d}" for s in ("title", "sentence") for d in CROSS)]
+    rules = {
+        "no set loses beyond its interval": not any(v["loses"] for v in sets.values()),
+        f"gains >= {GAIN} on SciFact and every cross-lingual set": all(
+            sets[n]["diff"] >= GAIN for n in gains
+        ),
+    }
+    if full_index_s is not None:
+        rules["first full index within 15 minutes"] = full_index_s <= FULL_INDEX_S
+    if first_answer is not None:
+        rules["first answer as fast as before"] = first_answer <= 1.1
+    return {"sets": sets, "rules": rules, "passes": all(rules.values())}
+
+
+def print_verdict(verdict: dict) -> None:
+    for name, v in verdict["sets"].items():
+        print(f"  {name:18} {v['diff']:+.4f} ±{v['ci95']:.4f}{'  LOSES' if v['loses'] else ''}")
+    for rule, ok in verdict["rules"].items():
+        print(f"  {'pass' if ok else 'FAIL'}  {rule}")
+    print(f"  the rule {'holds' if verdict['passes'] else 'does not hold'}")
+
+
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("scifact", type=Path)
-    p.add_argument("en", type=Path)
-    p.add_argument("ru", type=Path)
-    p.add_argument("--model-dir", type=Path, action="append", required=True)
+    p.add_argument("scifact", type=Path, nargs="?")
+    p.add_argument("en", type=Path, nargs="?")
+    p.add_argument("ru", type=Path, nargs="?")
+    p.add_argument("--model-dir", type=Path, action="append")
     p.add_argument("--pages", type=int, default=1500)
     p.add_argument("--queries", type=int, default=300)
     p.add_argument("--workdir", type=Path, default=C.DEFAULT_WORKDIR)
     p.add_argument("--json", type=Path, default=None)
+    p.add_argument("--verdict", type=Path, default=None, help="only the rule, on a --json file")
+    p.add_argument("--full-index-s", type=float, default=None, help="the first model's, measured")
+    p.add_argument("--first-answer", type=float, default=None, help="first / second, measured")
     args = p.parse_args(argv)
+    if args.verdict is not None:  # the rule on figures kept from an earlier run
+        new, old = json.loads(args.verdict.read_text())["models"].values()
+        verdict = default_verdict(
+            new, old, full_index_s=args.full_index_s, first_answer=args.first_answer
+        )
+        print_verdict(verdict)
+        return verdict
     out: dict = {"engine": C.engine_version(), "pages": args.pages, "models": {}}
     common = ["--workdir", str(args.workdir)]
     for d in args.model_dir:
@@ -117,6 +183,10 @@ def main(argv: list[str] | None = None) -> dict:
     print(json.dumps({k: v for k, v in out.items() if k != "models"}, indent=1))
     for d, r in out["models"].items():
         print(f"{d}: build {r['build']}; latency {r['latency']}")
+    if len(out["models"]) == 2:  # the first as the candidate default, the second as today's
+        print("the default rule, the first model against the second:")
+        out["verdict"] = default_verdict(*out["models"].values())
+        print_verdict(out["verdict"])
     C.write_json(args.json, out)
     return out
 

@@ -239,3 +239,36 @@ def test_scale_smoke(model_dir: Path, tmp_path: Path, monkeypatch: pytest.Monkey
     assert r["freshness"]["fresh_seen"] == 1.0
     served = r["at_rest"]["new"]
     assert served["first_hybrid_s"] > 0 and served["rss_hybrid_mb"] > 0
+
+
+def _results(scifact: float, cross: float, same: float, per_query: list[float] | None = None):
+    """A model's results as bench/models.py keeps them, every set at the given nDCG."""
+
+    def mode(v: float) -> dict:
+        return {"hybrid": {"ndcg": v, "ndcg_ci95": 0.01, "_ndcg": per_query or [v] * 4}}
+
+    styles = {
+        style: {d: mode(cross if d in ("en→ru", "ru→en") else same)
+                for d in ("en→ru", "ru→ru", "en→en", "ru→en")}
+        for style in ("title", "sentence")
+    }  # fmt: skip
+    return {"scifact": {"modes": {"hybrid": {"ndcg": scifact, "ndcg_ci95": 0.04}}}, **styles}
+
+
+@pytest.mark.parametrize(
+    ("new", "rules_failed"),
+    [
+        (_results(0.75, 0.90, 0.99), []),  # gains .03 and .05 where it must, loses nothing
+        (_results(0.74, 0.90, 0.99), ["gains >= 0.02 on SciFact and every cross-lingual set"]),
+        (_results(0.75, 0.90, 0.90), ["no set loses beyond its interval"]),  # .09 below
+    ],
+)
+def test_the_default_rule(new: dict, rules_failed: list[str]) -> None:
+    models = _load("models")
+    old = _results(0.73, 0.85, 0.99)
+    verdict = models.default_verdict(new, old, full_index_s=600, first_answer=0.9)
+    assert [r for r, ok in verdict["rules"].items() if not ok] == rules_failed
+    assert verdict["passes"] is (not rules_failed)
+    slow = models.default_verdict(new, old, full_index_s=1000, first_answer=1.5)
+    assert not slow["rules"]["first full index within 15 minutes"]
+    assert not slow["rules"]["first answer as fast as before"] and not slow["passes"]
