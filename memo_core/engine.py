@@ -20,8 +20,8 @@ from pathlib import Path
 
 from memo_core.changes import changes_since
 from memo_core.collection import CLOSE_WAIT_S, Collection
-from memo_core.errors import InvalidArgumentError, ModelUnavailableError
-from memo_core.files.confine import check_inside, real_path
+from memo_core.errors import InvalidArgumentError, ModelUnavailableError, NoteNotFoundError
+from memo_core.files.confine import allowed_roots, check_inside, real_path
 from memo_core.files.discovery import discover, resolve_path, within_reach
 from memo_core.files.feed import Inotify
 from memo_core.files.fsafe import require_supported
@@ -47,7 +47,7 @@ from memo_core.results import ChangeReport, CollectionStatus, Hit, SearchResults
 from memo_core.search import ranking
 from memo_core.search.ranking import Candidates, Placed
 from memo_core.text import textnorm
-from memo_core.text.escapes import shown
+from memo_core.text.escapes import shown, unshown
 from memo_core.tuning import Tuning
 from memo_core.values import (
     DEFAULT_K,
@@ -87,7 +87,7 @@ class Engine:
         *,
         tuning: Tuning | None = None,
         models: ModelSource | None = None,
-        roots: Sequence[Path] | None = None,
+        roots: Sequence[UserPath] | None = None,
         refresh_budget_s: float | None = DEFAULT_REFRESH_BUDGET_S,
         notify: bool = False,
         max_open: int = MAX_OPEN,
@@ -103,7 +103,8 @@ class Engine:
         self._inotify = Inotify() if notify else None  # one for the process's collections
         # Where this engine may work at all (memo-mcp: the allowed roots). A front end checks
         # a path first; the engine checks again what it resolved, whatever it was given.
-        self.roots = list(roots) if roots is not None else None
+        # Resolved as the front ends resolve theirs (`allowed_roots`): `~`, relative, links.
+        self.roots = None if roots is None else _resolved_roots(roots)
         self._lock = threading.Lock()  # guards the dicts only: no I/O is done under it
         self._collections: dict[Path, Collection] = {}
         # Each open collection keeps a few descriptors (connections, a lock file): those
@@ -236,11 +237,12 @@ class Engine:
         return [self._collections[r] for r in spare]
 
     def _release(self, spare: list[Collection]) -> None:
-        """Release `spare` at a call, which needs their descriptors now: a refresh of theirs
-        under way keeps its own, a finished one is stopped; opened again when next used."""
+        """Release `spare` at a call, which needs their descriptors now; opened again when
+        next used. A refresh under way (or one that starts meanwhile, on another thread)
+        keeps its own and is never asked to stop: stopping it half way left a search that
+        waited for it answering from half an index with nothing said."""
         for c in self._still_spare(spare):
-            if c.activity() is None:  # a refresh under way keeps its own
-                c.close(timeout=0)  # a call never waits for another's refresh
+            c.release()  # a call never waits for another's refresh
 
     def _still_spare(self, spare: list[Collection]) -> list[Collection]:
         with self._lock:  # not those used again meanwhile (by another thread)
@@ -530,7 +532,26 @@ class Engine:
         `around` (none given: all), numbered as a hit's `path:line` counts them, of the text
         `note()` serves (its checks, its bound). `note` may be a hit's absolute path (then
         judged from its own folder, which must lie inside the roots), and may end in a
-        hit's `:line`: read around it. InvalidArgumentError for a bad span, before reading."""
+        hit's `:line`: read around it, also as an answer shows it (a name's bytes that are
+        not UTF-8 and its control characters escaped: `text.escapes.unshown`).
+        InvalidArgumentError for a bad span, before reading."""
+        try:
+            return self._read(folder, note, from_line, to_line, around, limit)
+        except NoteNotFoundError:
+            unescaped = unshown(note)
+            if unescaped == note:
+                raise
+            return self._read(folder, unescaped, from_line, to_line, around, limit)
+
+    def _read(
+        self,
+        folder: UserPath,
+        note: str,
+        from_line: int | None,
+        to_line: int | None,
+        around: int | None,
+        limit: int,
+    ) -> NoteLines:
         rel, at = located(note)
         if at is not None:
             if (from_line, to_line, around) != (None, None, None):
@@ -558,6 +579,13 @@ def _tidy(ref: weakref.ref[Engine], wake: threading.Event) -> None:
         wait = engine._tidied()
         del engine
         wake.wait(wait)
+
+
+def _resolved_roots(roots: Sequence[UserPath]) -> list[Path]:
+    """`roots` as paths the engine compares with (str or Path, `~`, relative), none read
+    from the environment; an empty list stays empty (nowhere)."""
+    raw = [os.fspath(r) for r in roots]
+    return allowed_roots(raw, env="") if raw else []
 
 
 def _indexed(root: Path) -> bool:

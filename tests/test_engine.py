@@ -13,7 +13,7 @@ import apsw
 import pytest
 from conftest import write_notes
 
-from memo_core import Embedder, Engine, ModelSource, NoticeKind, Tuning
+from memo_core import Embedder, Engine, ModelSource, NoticeKind, OutsideRootsError, Tuning
 
 
 @pytest.fixture
@@ -168,3 +168,15 @@ def test_another_models_index_answers_by_words_and_says_so(
         ]
         assert hits[0].relpath == "cooking/soup.md" and hits[0].found_by == ("lex",)
         assert list(e.search(notes, "borscht soup", mode="vec", refresh=False)) == []
+
+
+@pytest.mark.parametrize("kind", [str, Path])
+def test_roots_given_as_strings_or_paths_work_for_every_call(tmp_path: Path, kind) -> None:
+    notes = write_notes(tmp_path / "notes", {"a.md": "# A\n\nzebra here\n"})
+    with Engine(models=ModelSource(enabled=False), roots=[kind(tmp_path)]) as e:
+        assert e.search(str(notes), "zebra", mode="lex")[0].relpath == "a.md"
+        assert e.note(str(notes), "a.md").text.startswith("# A")
+        assert e.read(str(notes), "a.md:3").lines[-1] == "zebra here"
+        assert e.note_paths(str(notes)) == ["a.md"]
+        with pytest.raises(OutsideRootsError):
+            e.note("/", "etc/passwd")

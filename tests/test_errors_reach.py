@@ -16,7 +16,15 @@ import numpy as np
 import pytest
 from conftest import HANG_S, write_notes
 
-from memo_core import Embedder, Engine, ModelSource, NoticeKind, format_status, notice_text
+from memo_core import (
+    Embedder,
+    Engine,
+    FolderChangedError,
+    ModelSource,
+    NoticeKind,
+    format_status,
+    notice_text,
+)
 from memo_core.collection import CLOSE_WAIT_S
 from memo_core.index.jobs import NO_SMALL_WORK as LONG  # a slow model: no folder is small
 
@@ -205,3 +213,31 @@ def test_the_change_feed_says_when_it_falls_back_to_walking(
     said = [r.getMessage() for r in caplog.records if r.name == "memo"]
     assert any("lost track" in m and str(notes) in m for m in said), said
     assert any("walked at every search" in m and str(notes) in m for m in said), said
+
+
+class SwappedFolderEmbedder(FailingEmbedder):
+    """Note batches fail as a folder swapped under memo does: an expected MemoError."""
+
+    def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        if not query and self.failing.is_set():
+            raise FolderChangedError("path.changed_link", path="/notes/sub")
+        return self.inner.embed_batch(texts, query=query)
+
+
+@pytest.mark.parametrize(
+    ("model", "traceback"), [(SwappedFolderEmbedder, False), (FailingEmbedder, True)]
+)
+def test_an_expected_failure_in_the_background_is_one_line_in_the_log(
+    tmp_path: Path, tiny_embedder, caplog: pytest.LogCaptureFixture, model, traceback: bool
+) -> None:
+    notes = twenty_notes(tmp_path / "notes")
+    with Engine(models=ModelSource(model(tiny_embedder, pause=0.0)), refresh_budget_s=0.0,
+                small=LONG) as e:  # fmt: skip
+        e.search(notes, "cat 7", mode="hybrid")
+        deadline = time.monotonic() + HANG_S
+        while not (said := [r for r in caplog.records if "refreshing" in r.getMessage()]):
+            assert time.monotonic() < deadline, "the failure was never logged"
+            time.sleep(0.05)
+    [record] = said
+    assert (record.exc_info is not None) is traceback
+    assert "\n" not in record.getMessage()

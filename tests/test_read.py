@@ -399,3 +399,33 @@ def test_memo_read_exit_codes(
         got = e.code
     assert got == code
     assert message in capsys.readouterr().err
+
+
+# -- names that lie -------------------------------------------------------------------------
+
+ODD_NAMES = [b"bad\xffname.md", "gpj\u202e.md".encode(), b"tab\tin\x1bname.md"]
+
+
+@pytest.mark.parametrize("raw", ODD_NAMES, ids=["not-utf8", "bidi", "controls"])
+async def test_a_hit_on_an_odd_name_opens_with_the_path_it_shows(
+    allowed: Path, notes: Path, raw: bytes
+) -> None:
+    """The path an answer shows (text: escaped; structuredContent: the same escapes) opens
+    that note through memo_read and `memo read`, as the resource URI does."""
+    with open(os.fsencode(notes) + b"/" + raw, "wb") as f:
+        f.write(b"# Odd\n\nquokka lives here\n")
+    async with client(allowed) as c:
+        r = await c.call_tool(
+            "memo_search", {"path": str(notes), "query": "quokka", "mode": "lex", "k": 1}
+        )
+        text_path = r.content[0].text.split("\n")[0].rsplit("  ", 1)[0]
+        data_path = (
+            f"{r.structured_content['hits'][0]['path']}:{r.structured_content['hits'][0]['line']}"
+        )
+        for shown_path in (text_path, data_path):
+            assert "\\" in shown_path and "\u202e" not in shown_path  # escaped, in order
+            error, read = await tool(c, {"path": str(notes), "note": shown_path})
+            assert not error, read
+            assert "quokka lives here" in read
+    with Engine(roots=[allowed]) as e:
+        assert e.read(str(notes), text_path).lines[-1] == "quokka lives here"

@@ -158,6 +158,10 @@ TEXTS: dict[str, tuple[str, str]] = {
         "поменяйте их местами",
         "after ({after}) is later than before ({before}): no note can match; swap them",
     ),
+    "scope.nul": (
+        "{name} содержит нулевой байт: его нет ни в одном имени, теге или дате; уберите его",
+        "{name} holds a NUL byte: no name, tag or date holds one; remove it",
+    ),
     "scope.under_long": (
         "under — папка или шаблон не длиннее {most} символов, например projects или journal/2024-*",
         "under must be a folder or glob of at most {most} characters, "

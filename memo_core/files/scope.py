@@ -77,6 +77,10 @@ class Scope:
     ) -> Scope:
         """A scope from a user's values: `after`/`before` as ISO text (or a date or
         datetime); a blank text is left out, as an argument not given."""
+        for name, value in (("under", under), ("after", after), ("before", before)):
+            _no_nul(name, value)
+        for tag in (tags,) if isinstance(tags, str) else tags or ():
+            _no_nul("tags", tag)
         return cls(
             under=under if not isinstance(under, str) or under.strip() else None,
             tags=(tags,) if isinstance(tags, str) else tuple(tags or ()),
@@ -176,9 +180,17 @@ def _by_names(glob: tuple[Token, ...], *, anywhere: bool) -> Callable[[str], boo
     return test
 
 
+def _no_nul(name: str, value: object) -> None:
+    """InvalidArgumentError for a text holding NUL: no name, tag or date holds one, and
+    the reason must say so (not a length or a format it does not break)."""
+    if isinstance(value, str) and "\0" in value:
+        raise InvalidArgumentError("scope.nul", name=name)
+
+
 def _under(raw: str) -> str | None:
     """`raw` as a '/'-separated path below the path searched; None for the whole of it."""
-    if not isinstance(raw, str) or len(raw) > MAX_UNDER_CHARS or "\0" in raw:
+    _no_nul("under", raw)
+    if not isinstance(raw, str) or len(raw) > MAX_UNDER_CHARS:
         raise InvalidArgumentError("scope.under_long", most=MAX_UNDER_CHARS)
     text = raw.strip()
     if text.startswith(("/", "~/")) or text == "~":

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from memo_core.errors import MemoError
 from memo_core.files.walker import Changes
 from memo_core.index.indexer import Progress, ProgressFn, RefreshStats
 from memo_core.model.embedder import Embedder
@@ -100,7 +101,13 @@ class RefreshJob:
             self.error = e
             # Said here once, whoever waits: a failure past every waiter's budget is
             # otherwise seen only by the next answer (stderr: stdout may be a protocol).
-            log.error("memo: refreshing %s failed: %r", shown(self.collection), e, exc_info=e)
+            # An expected one (a MemoError: a folder swapped, out of files, a full disk) is
+            # one line; only an unexpected one, a bug, keeps its traceback.
+            where = shown(self.collection)
+            if isinstance(e, MemoError):
+                log.error("memo: refreshing %s failed: %s", where, shown(str(e)))
+            else:
+                log.error("memo: refreshing %s failed: %r", where, e, exc_info=e)
         finally:
             self.done.set()
 
@@ -229,6 +236,8 @@ def wait_within(
         if not job.done.is_set():
             return RefreshStats(notices=[job.activity()])
         stats = job.result()
-        fresh = job.started >= called or stats.stopped
-        if fresh and (job.embedder is not None or not model):
+        if stats.stopped:  # asked to stop (the engine closing): the answer says how far it got
+            stats.notices.append(job.activity())
+            return stats
+        if job.started >= called and (job.embedder is not None or not model):
             return stats
