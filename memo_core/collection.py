@@ -28,9 +28,18 @@ from memo_core.errors import (
     IndexLocationError,
     IndexStoreError,
     MemoError,
+    ResourceLimitError,
 )
 from memo_core.files.feed import Freshness, Inotify
-from memo_core.files.fsafe import Folder, open_collection, out_of_files, too_many_files
+from memo_core.files.fsafe import (
+    HEADROOM,
+    Folder,
+    no_room,
+    open_collection,
+    out_of_files,
+    out_of_room,
+    too_many_files,
+)
 from memo_core.files.scope import Scope
 from memo_core.files.walker import FileStat, scan
 from memo_core.index.dbfiles import LOCK_FILE
@@ -38,7 +47,7 @@ from memo_core.index.directory import check_held
 from memo_core.index.filelock import FileLock
 from memo_core.index.history import EMPTY_FINGERPRINT
 from memo_core.index.indexer import Indexer, ProgressFn, RefreshStats
-from memo_core.index.jobs import RefreshJob, WordsGate
+from memo_core.index.jobs import FailureLog, RefreshJob, WordsGate
 from memo_core.index.location import choose, clear_scratch, fallback_index_path, fresh_scratch
 from memo_core.index.store import Store
 from memo_core.model.embedder import Embedder
@@ -63,8 +72,10 @@ class Collection:
         *,
         inotify: Inotify | None = None,
         refreshing: threading.BoundedSemaphore | None = None,
+        failures: FailureLog | None = None,
     ) -> None:
         self.root = root
+        self._failures = failures or FailureLog()  # shared by the engine's collections
         # Background refreshes in this process at once (each holds a few descriptors and
         # reads notes): shared by the engine's collections; None: no bound.
         self._slots = refreshing
@@ -124,6 +135,18 @@ class Collection:
             return False
         return self._close_and_let_go()
 
+    def close_writer(self) -> None:
+        """Close the refresher's connection now, unless a refresh is at work (it keeps its
+        own): a search over more collections than the engine keeps open must not hold a
+        writer for each of them while it reads them all."""
+        if self._refresh_lock.acquire(blocking=False):
+            try:
+                if self._writer is not None:
+                    self._writer.close()
+                    self._writer = None
+            finally:
+                self._refresh_lock.release()
+
     def _close_and_let_go(self) -> bool:
         """Close (the refresh lock held), then let the lock go: True, closed."""
         try:
@@ -178,8 +201,11 @@ class Collection:
         except apsw.BusyError as e:
             raise IndexBusyError("index.busy", path=self.db_path) from e
         except apsw.Error as e:
-            if out_of_files():
+            if out_of_files(headroom=HEADROOM):
                 raise too_many_files(str(self.root)) from e
+            # the disk, not the index: rebuilding cannot help
+            if isinstance(e, apsw.FullError) or out_of_room(self.root):
+                raise no_room(str(self.db_path)) from e
             raise IndexStoreError(
                 "index.failed", path=self.db_path, reason=e, root=self.root
             ) from e
@@ -192,7 +218,22 @@ class Collection:
         writer committing meanwhile (another process's refresh) cannot change what a search
         sees between its steps."""
         with self._read_lock, self._sqlite_errors(), open_collection(self.root) as root:
-            self._reader = _kept(self._reader, root) or Store.open_existing(self.db_path, root)
+            self._reader = _kept(self._reader, root)
+            if self._reader is None:
+                try:
+                    self._reader = Store.open_existing(self.db_path, root)
+                except ResourceLimitError as e:
+                    if getattr(e.message, "key", "") != "os.disk_full":
+                        raise
+                    # No room for the -shm a reader needs: what the index last saved is
+                    # read without writing, for this call only (it would not see commits).
+                    store = Store.open_without_writing(self.db_path, root)
+                    try:
+                        yield store
+                    finally:
+                        if store is not None:
+                            store.close()
+                    return
             if self._reader is None:
                 yield None
                 return
@@ -378,6 +419,12 @@ class Collection:
                 fallback = fallback_index_path(self.root)
                 if self.db_path == fallback:
                     raise
+                # Out of descriptors or of room, a place fails in ways that look alike: no
+                # index is made in the cache for want of either (it stayed there for good).
+                if out_of_files(headroom=HEADROOM):
+                    raise too_many_files(str(self.root)) from e
+                if out_of_room(self.root):
+                    raise no_room(str(self.db_path)) from e
                 # A read-only folder, or a filesystem without WAL: keep the index in the cache.
                 self._use(fallback, e.message)
                 self._writer = Store.create(fallback)
@@ -467,7 +514,9 @@ class Collection:
                         self.refresh_error = _described(e)
                         raise
 
-                job = self._job = RefreshJob(run, embedder, root, progress, gate)
+                job = self._job = RefreshJob(
+                    run, embedder, root, progress, gate, failures=self._failures
+                )
             return job
 
     def unreported_failure(self) -> Notice | None:

@@ -20,7 +20,12 @@ from pathlib import Path
 
 from memo_core.changes import changes_since
 from memo_core.collection import CLOSE_WAIT_S, Collection
-from memo_core.errors import InvalidArgumentError, ModelUnavailableError, NoteNotFoundError
+from memo_core.errors import (
+    InvalidArgumentError,
+    ModelUnavailableError,
+    NoteNotFoundError,
+    ResourceLimitError,
+)
 from memo_core.files.confine import allowed_roots, check_inside, real_path
 from memo_core.files.discovery import discover, resolve_path, within_reach
 from memo_core.files.feed import Inotify
@@ -39,8 +44,9 @@ from memo_core.files.scope import Scope
 from memo_core.files.walker import is_within
 from memo_core.formatting import paged
 from memo_core.index.indexer import ProgressFn, RefreshStats
-from memo_core.index.jobs import SMALL_WORK, SmallWork, wait_within
+from memo_core.index.jobs import SMALL_WORK, FailureLog, SmallWork, wait_within
 from memo_core.index.location import choose
+from memo_core.index.store import Store
 from memo_core.model.embedder import Embedder
 from memo_core.model.loading import ModelSource
 from memo_core.results import ChangeReport, CollectionStatus, Hit, SearchResults
@@ -122,6 +128,7 @@ class Engine:
         # A search over hundreds of folders starts a refresh for each: at most this many run
         # at once (each holds connections and reads notes), the rest wait their turn.
         self._refreshing = threading.BoundedSemaphore(MAX_REFRESHING)
+        self._failures = FailureLog()  # background failures, said once for them all
 
     def close(self, timeout: float = CLOSE_WAIT_S) -> None:
         """Stop the background refreshes and close every collection, waiting at most
@@ -195,7 +202,11 @@ class Engine:
             for root in roots:
                 if root not in self._collections:
                     self._collections[root] = Collection(
-                        root, self.tuning, inotify=self._inotify, refreshing=self._refreshing
+                        root,
+                        self.tuning,
+                        inotify=self._inotify,
+                        refreshing=self._refreshing,
+                        failures=self._failures,
                     )
                 if root not in self._used or root in self._released:
                     self._wake.set()  # one more to watch (the others' due times only move on)
@@ -350,8 +361,7 @@ class Engine:
         stats = len(collections) > 1 or (mode == "hybrid" and self.tuning.adaptive_fusion)
         with ExitStack() as stack:  # every collection read from one snapshot of its own
             found: list[Candidates[Collection]] = []
-            for c in collections:
-                store = stack.enter_context(c.snapshot())
+            for c, store in self._snapshots(collections, stack, notices):
                 if store is not None:
                     found.append(
                         c.candidates(
@@ -364,6 +374,34 @@ class Engine:
             hits = self._hits(found, placed[offset : offset + k], terms)
         page = SearchResults(hits, mode, notices, offset=offset)
         return paged(page, len(placed) > offset + k, budget)
+
+    @staticmethod
+    def _snapshots(
+        collections: list[Collection], stack: ExitStack, notices: list[Notice]
+    ) -> list[tuple[Collection, Store | None]]:
+        """Each collection with the snapshot it is read from (entered on `stack`). One that
+        cannot be opened for want of a resource (descriptors, memory) is left out and the
+        answer names it: what could be read answers; none at all is the error."""
+        opened: list[tuple[Collection, Store | None]] = []
+        left: list[Collection] = []
+        first: ResourceLimitError | None = None
+        for c in collections:
+            try:
+                opened.append((c, stack.enter_context(c.snapshot())))
+            except ResourceLimitError as e:
+                left.append(c)
+                first = first or e
+        if first is not None:
+            if not opened:
+                raise first
+            where = os.path.commonpath([str(c.root) for c in left])
+            folders = tuple(os.path.relpath(c.root, where) for c in left[:5])
+            notices.append(
+                Notice(
+                    NoticeKind.NOT_SEARCHED, where, first.message, total=len(left), folders=folders
+                )
+            )
+        return opened
 
     def _model(
         self, mode: ModeName, notices: list[Notice], *, ready: bool
@@ -413,9 +451,16 @@ class Engine:
         notices: list[Notice] = []
         for c in collections:
             start = partial(c.start_refresh, embedder, progress)
-            stats = wait_within(
-                start, progress, budget, called, model=embedder is not None, small=self.small
-            )
+            try:
+                stats = wait_within(
+                    start, progress, budget, called, model=embedder is not None, small=self.small
+                )
+            except ResourceLimitError as e:  # out of files, a full disk: what is saved answers
+                notices.append(Notice(NoticeKind.REFRESH_FAILED, str(c.root), detail=e.message))
+                continue
+            finally:
+                if len(collections) > self.max_open:  # the descriptors go to their readers
+                    c.close_writer()
             told = failed[c]
             if told is not None and c.refresh_error is not None:
                 notices.append(told)

@@ -56,6 +56,9 @@ def notice_text(n: Notice, lang: Lang = Lang.RU) -> str:
     if n.kind is NoticeKind.NOT_INDEXED:
         named = _listed(n.folders, n.total, lang)
         return where + lang.text("notice.not_indexed", total=n.total, named=named, command=detail)
+    if n.kind is NoticeKind.NOT_SEARCHED:
+        named = _listed(n.folders, n.total, lang)
+        return where + lang.text("notice.not_searched", total=n.total, named=named, why=detail)
     if n.kind is NoticeKind.EMBEDDING:
         return where + lang.text("notice.embedding", done=n.done, total=n.total)
     if n.kind is NoticeKind.REBUILT:

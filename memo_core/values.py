@@ -69,6 +69,9 @@ class NoticeKind(str, Enum):
     # Folders of notes without an index that a broad path left alone (the first `folders`
     # of `total`); collection: the path; detail: the command that indexes them.
     NOT_INDEXED = "not_indexed"
+    # Collections a search could not read (the first `folders` of `total`, relative to
+    # `collection`); detail: why (a resource: too many files open).
+    NOT_SEARCHED = "not_searched"
 
 
 @dataclass(frozen=True, slots=True)

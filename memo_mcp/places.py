@@ -1,13 +1,19 @@
-"""Where memo-mcp's engine calls run: threads of its own, a few places per folder.
+"""Where memo-mcp's engine calls run: threads of its own, a few places per folder and per
+file system.
 
 Every call that touches a folder (a tool, a resource, a completion, and the confinement of
 its path before any of them) runs here, so a folder that hangs (a dead network drive) can
-hold only its own few places. A call waits for a place on the event loop, holding no
-thread; once it has one it runs on a daemon thread of its own, and keeps its place until
-that thread is done, even when the client has cancelled the call meanwhile: a call stuck
-in the kernel cannot be interrupted, so cancelling it must not let another thread start
-for the same folder (else 100 cancelled calls leave 100 threads). Threads are daemons so
-that one stuck in a dead drive never keeps the process from exiting.
+hold only its own few places, and a dead mount only its own few however many of its
+folders are named: folders on other file systems, and the protocol, keep answering. A
+call waits for a place on the event loop, holding no thread; once it has one it runs on a
+daemon thread of its own, and keeps its place until that thread is done, even when the
+client has cancelled the call meanwhile: a call stuck in the kernel cannot be
+interrupted, so cancelling it must not let another thread start for the same folder (else
+100 cancelled calls leave 100 threads). Threads are daemons so that one stuck in a dead
+drive never keeps the process from exiting.
+
+The file system a path lies on is found by its name alone (`Mounts`): anything that looks
+at the path itself hangs on a dead mount.
 
 `Recent` keeps answers a few seconds (completions ask once per key typed): one
 computation per key at a time, the rest wait for it, bounded in time.
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 import contextvars
 import os
+import re
 import threading
 import time
 from collections import OrderedDict, deque
@@ -30,10 +37,21 @@ import anyio.lowlevel
 
 from memo_core import confine
 
-# Threads for engine calls, in all and per folder (a reindex, a search and a status of one
-# folder at once); calls beyond wait in line, holding no thread.
+# Threads for engine calls: in all, per file system and per folder (a reindex, a search and
+# a status of one folder at once). One file system takes at most half of them, so when it
+# hangs (a dead mount, however many of its folders are named) the others still have 4;
+# calls beyond wait in line, holding no thread.
 WORKERS = 8
+DEVICE_WORKERS = 4
 FOLDER_WORKERS = 3
+
+# The mount table. It lives in procfs, so reading it never touches the mounts themselves (a
+# dead one included) and takes no time worth a thread; it is read again at most every
+# MOUNTS_TTL_S, so a mount made since counts, for that long, with the one it was made on.
+MOUNTINFO = Path("/proc/self/mountinfo")
+MOUNTS_TTL_S = 5.0
+# How mountinfo writes a space, tab, newline or backslash in a path: `\040` for a space.
+_ESCAPED = re.compile(rb"\\([0-3][0-7]{2})")
 
 T = TypeVar("T")
 
@@ -41,8 +59,9 @@ T = TypeVar("T")
 class Job(Generic[T]):
     """One call: waiting for a place, running on its thread, or done (`value` or `error`)."""
 
-    def __init__(self, key: Hashable, fn: Callable[[], T], keep: bool) -> None:
+    def __init__(self, key: Hashable, device: Hashable, fn: Callable[[], T], keep: bool) -> None:
         self.key = key
+        self.device = device
         self.fn = fn
         self.keep = keep  # runs to the end even when nobody waits for it any more
         self.done = anyio.Event()
@@ -62,18 +81,30 @@ class Job(Generic[T]):
 
 
 class Places:
-    """At most `size` calls run at once, at most `per_folder` of them with the same key."""
+    """At most `size` calls run at once, at most `per_folder` of them with the same key and
+    `per_device` on the same file system (the one `mounts` finds for the key, when a path)."""
 
-    def __init__(self, size: int = WORKERS, per_folder: int = FOLDER_WORKERS) -> None:
+    def __init__(
+        self,
+        size: int = WORKERS,
+        per_folder: int = FOLDER_WORKERS,
+        per_device: int = DEVICE_WORKERS,
+        mounts: Mounts | None = None,
+    ) -> None:
         self.size = size
         self.per_folder = per_folder
+        self.per_device = per_device
+        self.mounts = mounts or Mounts()
         self._running: dict[Hashable, int] = {}  # key → its calls on threads now
+        self._on_device: dict[Hashable, int] = {}  # device → its calls on threads now
         self._busy = 0
         self._waiting: deque[Job[Any]] = deque()
 
     def submit(self, key: Hashable, fn: Callable[[], T], keep: bool = False) -> Job[T]:
         """`fn()` queued behind the calls with the same key; starts when there is room."""
-        job = Job(key, fn, keep)
+        # A key that is no path (the walk of every root) is a file system of its own.
+        device = self.mounts.device(key) if isinstance(key, Path) else key
+        job = Job(key, device, fn, keep)
         self._waiting.append(job)
         self._dispatch()
         return job
@@ -96,7 +127,8 @@ class Places:
     async def confined(self, path: str, roots: Sequence[Path], fn: Callable[[Path], T]) -> T:
         """`fn(real path)` once `path` is confined to `roots` (MemoError if it may not be
         used). Resolving the path can hang on a dead drive too, so it takes a place as
-        well: the place of the path as written, since the real one is not known yet."""
+        well: the place of the path as written, since the real one is not known yet (nor
+        its file system: a symlink to another one counts where the link is)."""
         real = await self.run(as_written(path), lambda: confine(path, roots))
         return await self.run(real, lambda: fn(real))
 
@@ -105,12 +137,16 @@ class Places:
         i = 0
         while i < len(self._waiting) and self._busy < self.size:
             job = self._waiting[i]
-            if self._running.get(job.key, 0) >= self.per_folder:
+            if (
+                self._running.get(job.key, 0) >= self.per_folder
+                or self._on_device.get(job.device, 0) >= self.per_device
+            ):
                 i += 1
                 continue
             del self._waiting[i]
             self._busy += 1
             self._running[job.key] = self._running.get(job.key, 0) + 1
+            self._on_device[job.device] = self._on_device.get(job.device, 0) + 1
             job.started = True
             try:
                 threading.Thread(
@@ -136,9 +172,10 @@ class Places:
 
     def _release(self, job: Job[Any]) -> None:
         self._busy -= 1
-        left = self._running.pop(job.key) - 1
-        if left:
-            self._running[job.key] = left
+        for counts, key in ((self._running, job.key), (self._on_device, job.device)):
+            left = counts.pop(key) - 1
+            if left:
+                counts[key] = left
         job.ended_at = time.monotonic()
         job.done.set()
 
@@ -146,6 +183,65 @@ class Places:
 def as_written(path: str) -> Path:
     """A path's place before it is resolved: absolute, `~` and `..` taken by name."""
     return Path(os.path.normpath(os.path.abspath(os.path.expanduser(path))))
+
+
+class Mounts:
+    """The file system a path lies on, found by its name alone: the device of the longest
+    mount point that holds it, whole components only (/mnt/database is not in /mnt/data).
+    The path is never looked at (that hangs on a dead mount), so a symlink counts where it
+    is, not where it leads."""
+
+    def __init__(self, source: Path = MOUNTINFO, ttl_s: float = MOUNTS_TTL_S) -> None:
+        self.source = source
+        self.ttl_s = ttl_s
+        self._table: dict[bytes, str] = {}
+        self._read_at: float | None = None
+
+    def device(self, path: Path) -> Hashable:
+        """The device `path` lies on; the path itself where no mount table says. macOS and
+        the BSDs have no /proc: there each folder counts as a file system of its own, so
+        only the per-folder bound holds (their getfsstat with MNT_NOWAIT would tell without
+        asking the mounts, but only through ctypes, which nothing here could test)."""
+        table = self._current()
+        name = os.fsencode(path)
+        while name not in table:
+            parent = os.path.dirname(name)
+            if parent == name:
+                return path
+            name = parent
+        return table[name]
+
+    def _current(self) -> dict[bytes, str]:
+        now = time.monotonic()
+        if self._read_at is None or now - self._read_at >= self.ttl_s:
+            self._read_at = now
+            try:
+                self._table = read_mountinfo(self.source)
+            except OSError:
+                pass  # none (no /proc), or none for now (out of descriptors): keep the last
+        return self._table
+
+
+def read_mountinfo(source: Path) -> dict[bytes, str]:
+    """Each mount point of a mountinfo table (bytes: a path need not be UTF-8) → the device
+    of its file system, `major:minor` (bind mounts of one file system share it). Of mounts
+    on one point, the one on top: the one no other there is mounted on."""
+    with open(source, "rb") as f:
+        # mount id, parent's id, major:minor, root, mount point, options, ...
+        entries = [fields for fields in (line.split() for line in f) if len(fields) >= 5]
+    # (point, id of a mount something else is mounted on there); a root that names itself as
+    # its parent covers nothing.
+    covered = {(fields[4], fields[1]) for fields in entries if fields[1] != fields[0]}
+    return {
+        unescape(fields[4]): fields[2].decode("ascii", "replace")
+        for fields in entries
+        if (fields[4], fields[0]) not in covered
+    }
+
+
+def unescape(field: bytes) -> bytes:
+    """A mountinfo field as named (`\\040` back to a space)."""
+    return _ESCAPED.sub(lambda m: bytes([int(m[1], 8)]), field)
 
 
 # The most keys a `Recent` computes at once (each waits in its place, holding no thread,

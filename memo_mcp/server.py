@@ -68,7 +68,7 @@ from memo_core import (
 from memo_mcp.completions import register_completions
 from memo_mcp.http_transport import add_http_options, http_config, serve_http
 from memo_mcp.lazy import LazyEngine
-from memo_mcp.places import FOLDER_WORKERS, WORKERS, Places
+from memo_mcp.places import DEVICE_WORKERS, FOLDER_WORKERS, WORKERS, Places
 from memo_mcp.prompts import register_prompts
 from memo_mcp.resources import register_resources
 from memo_mcp.stdio_guard import serve_stdio
@@ -324,7 +324,7 @@ def build_server(
     server.engines = engines
     server.lang = lang
     # Where every call that touches a folder runs (tools, resources, completions, prompts).
-    places = Places(WORKERS, FOLDER_WORKERS)
+    places = Places(WORKERS, FOLDER_WORKERS, DEVICE_WORKERS)
 
     async def run(path: str, fn: Callable[[Path], T]) -> T:
         """`fn(real path)` in the folder's places once `path` is confined to the roots;

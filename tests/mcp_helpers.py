@@ -93,7 +93,9 @@ def server_env(
 
 
 # memo-mcp with every path call below $MEMO_TEST_STUCK hanging for good, as on a dead
-# network drive (no FUSE needed): what the kernel does to a process whose NFS server is gone.
+# network drive mounted there (no FUSE needed): what the kernel does to a process whose NFS
+# server is gone. Its mount table names the stuck folder as a mount point, of a device of
+# its own.
 STUCK_MEMO_MCP = """
 import os, threading
 stuck, never = os.fsencode(os.environ["MEMO_TEST_STUCK"]), threading.Event()
@@ -107,6 +109,10 @@ def hanging(call):
 
 for name in ("stat", "lstat", "open", "scandir", "listdir"):
     setattr(os, name, hanging(getattr(os, name)))
+
+from memo_mcp import places
+mounted = places.read_mountinfo
+places.read_mountinfo = lambda source: mounted(source) | {stuck: "dead:0"}
 from memo_mcp.server import main
 main()
 """

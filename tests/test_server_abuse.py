@@ -30,7 +30,7 @@ from test_mcp_http import INIT, HttpServer, free_port
 
 from memo_mcp.http_routing import MAX_SESSIONS
 from memo_mcp.resources import note_uri
-from memo_mcp.server import FOLDER_WORKERS
+from memo_mcp.server import DEVICE_WORKERS, FOLDER_WORKERS
 
 NOTE_REF = {"type": "ref/resource", "uri": "memo://note/{collection}/{+path}"}
 # Ids the protocol allows (each answered with itself), and others (each refused, id null):
@@ -355,6 +355,33 @@ def test_a_stuck_folder_holds_only_its_own_places(stuck_server) -> None:
     completed, _ = server.until(ask_notes(server, stuck), timeout=10)
     assert completed["result"]["completion"]["values"] == []
     assert threads_of(server.proc.pid) <= base + FOLDER_WORKERS + 4
+
+
+def test_a_dead_mount_holds_only_its_own_places_however_many_folders_it_has(
+    stuck_server,
+) -> None:
+    server, stuck, other = stuck_server
+    base = threads_of(server.proc.pid)
+    for i in range(10):  # each folder its own key: 8 of them used to take every thread
+        folder = str(stuck / f"folder{i}")
+        prompt = {"name": "search_notes", "arguments": {"question": "zebra?", "path": folder}}
+        search = {"name": "memo_search", "arguments": {"path": folder, "query": "zebra"}}
+        server.request("tools/call", search)
+        server.request("tools/call", {"name": "memo_status", "arguments": {"path": folder}})
+        server.request("resources/read", {"uri": note_uri(folder, "a.md")})
+        server.request("resources/read", {"uri": "memo://changes/" + quote(folder, safe="")})
+        server.request("prompts/get", prompt)
+        ask_notes(server, folder)
+    answer, _ = server.until(server.request("ping"), timeout=HANG_S)
+    assert answer["result"] == {}
+    # Another file system is answered (it used to wait for good: the stuck calls never end).
+    search = {"name": "memo_search", "arguments": {"path": str(other), "query": "zebra"}}
+    answer, _ = server.until(server.request("tools/call", search), timeout=HANG_S)
+    assert f"{other / 'b.md'}:1  B" in answer["result"]["content"][0]["text"]
+    status = {"name": "memo_status", "arguments": {"path": str(other)}}
+    answer, _ = server.until(server.request("tools/call", status), timeout=HANG_S)
+    assert answer["result"]["isError"] is False, answer
+    assert threads_of(server.proc.pid) <= base + DEVICE_WORKERS + 4
 
 
 def test_cancelled_calls_on_a_stuck_folder_leave_no_threads_behind(stuck_server) -> None:

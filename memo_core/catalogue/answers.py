@@ -71,6 +71,10 @@ TEXTS: dict[str, tuple[str, str]] = {
         "folders of notes without an index left alone: {total} ({named}); memo does not "
         "make that many indexes by itself: search one of them, or index them all: `{command}`",
     ),
+    "notice.not_searched": (
+        "не прочитано папок: {total} ({named}): {why}",
+        "folders not searched: {total} ({named}): {why}",
+    ),
     "notice.embedding": (
         "векторы: {done} из {total} фрагментов; поиск по смыслу пока по части заметок",
         "vectors: {done} of {total} chunks; search by meaning covers part of the notes so far",

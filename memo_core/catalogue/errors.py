@@ -65,6 +65,12 @@ TEXTS: dict[str, tuple[str, str]] = {
     ),
     "path.cannot_open": ("не удаётся открыть {path}: {reason}", "cannot open {path}: {reason}"),
     # -- the OS --------------------------------------------------------------------------
+    "os.disk_full": (
+        "на диске нет места для {path}: освободите место; индекс цел, ответы идут по "
+        "последнему сохранённому",
+        "no room left on the disk for {path}: free some space; the index is whole, and "
+        "answers come from what it last saved",
+    ),
     "os.out_of_files": (
         "слишком много открытых файлов, чтобы работать с {path}: memo держит по нескольку "
         "на каждую папку поиска; ищите в меньшем числе папок сразу или поднимите предел "
@@ -411,6 +417,8 @@ TEXTS: dict[str, tuple[str, str]] = {
         '{config}: "{key}" должен быть {type}, а дано {got!r}',
         '{config}: "{key}" must be {type}, got {got!r}',
     ),
+    "foreign.too_big": ("— больше {limit} байт", "is larger than {limit} bytes"),
+    "foreign.too_deep": ("— JSON глубже {depth} уровней", "is JSON nested over {depth} levels"),
     "modeldir.tokenizer": (
         "tokenizers не может загрузить {name} ({reason})",
         "{name} cannot be loaded by tokenizers ({reason})",

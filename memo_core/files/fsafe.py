@@ -94,19 +94,54 @@ def open_collection(path: str | os.PathLike[str]) -> Folder:
         raise folder_error(os.fspath(path), e) from e
 
 
-def out_of_files(e: OSError | None = None) -> bool:
-    """Whether `e` (None: opening a file now) says the process has too many files open."""
+# Descriptors a probe asks for after a failure that did not say why: SQLite opens three
+# for one index (the database, its WAL and shared memory), so one free descriptor after the
+# fact does not mean it could have opened them (nor do a few freed by other threads since).
+HEADROOM = 8
+
+
+def out_of_files(e: OSError | None = None, *, headroom: int = 1) -> bool:
+    """Whether `e` says the process has too many files open; None: whether `headroom`
+    files cannot be opened now."""
     if e is None:
+        opened: list[int] = []
         try:
-            os.close(os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC))
+            for _ in range(headroom):
+                opened.append(os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC))
         except OSError as probe:
             return out_of_files(probe)
+        finally:
+            for fd in opened:
+                os.close(fd)
         return False
     return e.errno in (errno.EMFILE, errno.ENFILE)
 
 
 def too_many_files(where: str) -> ResourceLimitError:
     return ResourceLimitError("os.out_of_files", path=where)
+
+
+def disk_full(e: OSError) -> bool:
+    """Whether `e` says the file system (or the user's quota) has no room left."""
+    return e.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
+def no_room(where: str) -> ResourceLimitError:
+    return ResourceLimitError("os.disk_full", path=where)
+
+
+# Below this much room for the user, a file system counts as full: SQLite fails there in
+# ways that look like a place that cannot hold an index (it cannot open its WAL).
+FULL_BELOW = 1 << 20
+
+
+def out_of_room(path: os.PathLike[str] | str) -> bool:
+    """Whether the file system holding `path` has (all but) no room left for the user."""
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < FULL_BELOW
 
 
 def folder_error(path: str, e: OSError) -> MemoError:

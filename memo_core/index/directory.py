@@ -36,7 +36,9 @@ from memo_core.files.fsafe import (
     DIR_FLAGS,
     Folder,
     Identity,
+    disk_full,
     identity,
+    no_room,
     out_of_files,
     too_many_files,
 )
@@ -197,6 +199,8 @@ def _cannot(what: Literal["create", "open"], path: Path, e: OSError) -> MemoErro
     the index (the caller keeps it in the cache dir), or a limit that is no reason to."""
     if out_of_files(e):
         return too_many_files(str(path))
+    if disk_full(e):  # no room here now is no reason to keep the index elsewhere for good
+        return no_room(str(path))
     key = "index.cannot_create" if what == "create" else "index.cannot_open"
     return IndexLocationError(key, path=path, reason=e)
 

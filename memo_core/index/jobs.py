@@ -65,6 +65,30 @@ class WordsGate:
             )
 
 
+class FailureLog:
+    """Background refresh failures, said in the log (stderr; stdout may be a protocol) for
+    an engine's collections together: an expected failure (a MemoError) once a minute per
+    kind, however many collections meet it (a search over 400 folders out of descriptors is
+    one line, not 400); an unexpected one, a bug, each time with its traceback."""
+
+    def __init__(self, every_s: float = 60.0) -> None:
+        self.every_s = every_s
+        self._said: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, where: str, e: BaseException) -> None:
+        if not isinstance(e, MemoError):
+            log.error("memo: refreshing %s failed: %r", shown(where), e, exc_info=e)
+            return
+        kind = getattr(e.message, "key", type(e).__name__)
+        now = time.monotonic()
+        with self._lock:
+            if now - self._said.get(kind, -self.every_s) < self.every_s:
+                return
+            self._said[kind] = now
+        log.error("memo: refreshing %s failed: %s", shown(where), shown(str(e)))
+
+
 class RefreshJob:
     """`run(report)` on a daemon thread; callers wait for it, or read how far it got."""
 
@@ -75,8 +99,10 @@ class RefreshJob:
         collection: str,
         listener: ProgressFn | None = None,
         gate: WordsGate | None = None,
+        failures: FailureLog | None = None,
     ) -> None:
         self.embedder = embedder
+        self.failures = failures or FailureLog()
         self.gate = gate or WordsGate()  # callers waiting for words ask through it
         self.collection = collection
         self.started = time.monotonic()
@@ -99,15 +125,9 @@ class RefreshJob:
             self.stats = run(self._report)
         except BaseException as e:  # handed to whoever waits: see `result`
             self.error = e
-            # Said here once, whoever waits: a failure past every waiter's budget is
-            # otherwise seen only by the next answer (stderr: stdout may be a protocol).
-            # An expected one (a MemoError: a folder swapped, out of files, a full disk) is
-            # one line; only an unexpected one, a bug, keeps its traceback.
-            where = shown(self.collection)
-            if isinstance(e, MemoError):
-                log.error("memo: refreshing %s failed: %s", where, shown(str(e)))
-            else:
-                log.error("memo: refreshing %s failed: %r", where, e, exc_info=e)
+            # Said here, whoever waits: a failure past every waiter's budget is otherwise
+            # seen only by the next answer.
+            self.failures(self.collection, e)
         finally:
             self.done.set()
 

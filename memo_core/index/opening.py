@@ -22,8 +22,15 @@ from typing import Any, TypeVar
 import apsw
 import sqlite_vec
 
-from memo_core.errors import IndexBusyError, IndexLocationError, IndexStoreError
-from memo_core.files.fsafe import Folder, out_of_files, too_many_files
+from memo_core.errors import IndexBusyError, IndexLocationError, IndexStoreError, MemoError
+from memo_core.files.fsafe import (
+    HEADROOM,
+    Folder,
+    no_room,
+    out_of_files,
+    out_of_room,
+    too_many_files,
+)
 from memo_core.index import schema
 from memo_core.index.dbfiles import Mark, owned, side_files
 from memo_core.index.directory import check_held, connect, make_private_dir, make_private_file
@@ -121,6 +128,30 @@ def look(path: Path, read: Callable[[apsw.Connection | None], T], root: Folder |
     raise IndexBusyError("index.kept_changing", path=path)
 
 
+def open_without_writing(path: Path, root: Folder | None = None) -> apsw.Connection | None:
+    """memo's index at `path` for reading, as `look` reads it (immutable, or through a
+    read-only -shm): for a search on a file system with no room left, where a reader cannot
+    extend the -shm it needs. None: no index there. No retry: nothing can write there now."""
+    if owned(path) is Mark.NONE:
+        return None
+    wal, shm, _ = side_files(path)
+    with _opening(path):
+        if not _size(wal):
+            option = "immutable=1"
+        elif os.path.lexists(shm):
+            option = "readonly_shm=1"
+        else:
+            raise IndexStoreError("index.wal_unreadable", path=path)
+        db = _open_sqlite(path, apsw.SQLITE_OPEN_READONLY, option, root=root)
+        with _closed_on_error(db, path, writing=False):
+            version = _check_owner(db, path)
+            check_held(db, path, root)
+        if not version:
+            db.close()
+            return None
+        return db
+
+
 class _MovedOn(Exception):
     """A writer changed what `look` was reading."""
 
@@ -203,8 +234,10 @@ def _open_sqlite(
     try:
         db = connect(path, access, options, root)
     except apsw.Error as e:
-        if out_of_files():
+        if out_of_files(headroom=HEADROOM):
             raise too_many_files(str(path)) from e
+        if _full(path, e):
+            raise no_room(str(path)) from e
         raise IndexLocationError("index.cannot_open", path=path, reason=e) from e
     try:
         if access & apsw.SQLITE_OPEN_READONLY:
@@ -227,10 +260,14 @@ def _closed_on_error(db: apsw.Connection, path: Path, *, writing: bool) -> Itera
         yield
     except BaseException as e:
         # SQLite's own errno first: a probe later can miss descriptors freed meanwhile.
-        limit = isinstance(e, apsw.Error) and (_out_of_files(db) or out_of_files())
+        limit = isinstance(e, apsw.Error) and (
+            _out_of_files(db) or out_of_files(headroom=HEADROOM)
+        )
         db.close()
         if limit:  # a limit, not a place that cannot hold the index: no reason to move it
             raise too_many_files(str(path)) from e
+        if _full(path, e):  # the disk, not the index: rebuilding cannot help
+            raise no_room(str(path)) from e
         cannot_write = (apsw.ReadOnlyError, apsw.CantOpenError, apsw.IOError)
         if writing and isinstance(e, cannot_write):
             raise IndexLocationError("index.cannot_write", path=path, reason=e) from e
@@ -283,5 +320,15 @@ def _out_of_files(db: apsw.Connection) -> bool:
     return db.system_errno in (errno.EMFILE, errno.ENFILE)
 
 
-def _damaged(path: Path, e: Exception) -> IndexStoreError:
+def _full(path: Path, e: BaseException) -> bool:
+    """Whether SQLite failed for want of room: it says so (SQLITE_FULL), or an I/O error on
+    a file system that has none left (a WAL or shared memory it could not extend)."""
+    if isinstance(e, apsw.FullError):
+        return True
+    return isinstance(e, apsw.IOError | apsw.CantOpenError) and out_of_room(path.parent)
+
+
+def _damaged(path: Path, e: Exception) -> MemoError:
+    if _full(path, e):  # the disk, not the index: rebuilding cannot help
+        return no_room(str(path))
     return IndexStoreError("index.damaged", path=path, reason=e, folder=path.parent)

@@ -73,6 +73,13 @@ class Store:
         return cls(db, path) if db is not None else None
 
     @classmethod
+    def open_without_writing(cls, path: Path, root: Folder | None = None) -> Store | None:
+        """The index at `path` read without writing a byte (`opening.open_without_writing`:
+        a disk with no room left), or None when there is none."""
+        db = opening.open_without_writing(path, root)
+        return cls(db, path) if db is not None else None
+
+    @classmethod
     def look(cls, path: Path, read: Callable[[Store | None], T], root: Folder | None = None) -> T:
         """What `read` finds in the index at `path` as last committed, read without writing
         a byte (None: there is none yet); `read` may run more than once (`opening.look`)."""

@@ -1,0 +1,154 @@
+"""Exhausted resources: out of descriptors (`ulimit -n`) and a full disk, in the CLI and
+over MCP. One line, the right exit status, nothing left behind, and an answer from what is
+committed where one is possible (never advice to rebuild an index that is whole)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import HANG_S, REPO
+from mcp_helpers import WireServer
+
+MANY = 160  # collections: each holds a few descriptors while a search reads it
+LIMIT = 256  # open files allowed: far fewer than MANY collections need at once
+
+
+def many_collections(root: Path) -> Path:
+    for i in range(MANY):
+        d = root / f"p{i:03d}"
+        d.mkdir(parents=True)
+        (d / "a.md").write_text(f"# A{i}\n\nzebra {i}\n", encoding="utf-8")
+    return root
+
+
+def limited(code: str) -> list[str]:
+    """Python running `code` with at most LIMIT open files."""
+    prelude = f"import resource; resource.setrlimit(resource.RLIMIT_NOFILE, ({LIMIT}, {LIMIT}))\n"
+    return [sys.executable, "-c", prelude + textwrap.dedent(code)]
+
+
+@pytest.fixture
+def indexed_many(tmp_path: Path) -> Path:
+    root = many_collections(tmp_path / "many")
+    run = subprocess.run(
+        [sys.executable, "-m", "memo_cli.main", "index", str(root), "--no-vectors"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=HANG_S * 4,
+    )
+    assert run.returncode == 0, run.stderr
+    return root
+
+
+def cache_indexes() -> list[Path]:
+    return sorted(Path(os.environ["MEMO_CACHE_DIR"]).rglob("index.db"))
+
+
+def test_a_cli_search_out_of_descriptors_answers_from_what_it_could_read(
+    indexed_many: Path,
+) -> None:
+    run = subprocess.run(
+        limited("from memo_cli.main import entry; entry()")
+        + ["search", str(indexed_many), "zebra", "--mode", "lex", "-k", "2"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=HANG_S * 4,
+    )
+    assert "Traceback" not in run.stderr, run.stderr[-3000:]
+    assert len(run.stderr.splitlines()) <= 2, run.stderr  # one line, not one a folder
+    if run.returncode == 0:  # what could be read answers, and says what could not
+        assert "zebra" in run.stdout
+        assert "не прочитано папок" in run.stdout or "обновление индекса не удалось" in run.stdout
+    else:
+        assert run.returncode == 1 and "ulimit -n" in run.stderr
+    assert cache_indexes() == []  # no index made in the cache for want of descriptors
+
+
+def test_memo_mcp_out_of_descriptors_answers_in_one_result(indexed_many: Path) -> None:
+    env = {**os.environ, "MEMO_ROOTS": str(indexed_many.parent)}
+    server = WireServer(env, command=limited("from memo_mcp.server import main; main()"))
+    try:
+        server.initialize()
+        args = {"path": str(indexed_many), "query": "zebra", "mode": "lex", "k": 2}
+        result = server.tool("memo_search", args)
+        text = result["content"][0]["text"]
+        if result.get("isError"):
+            assert "ulimit -n" in text and "\n" not in text.strip()
+        else:  # what could be read answers, and says what could not
+            assert "zebra" in text
+        assert "Error executing tool" not in text
+    finally:
+        assert server.close() == 0
+    assert "Traceback" not in server.stderr_text()
+    assert len(server.stderr_text().splitlines()) <= 2, server.stderr_text()
+    assert cache_indexes() == []
+
+
+# -- a full disk ----------------------------------------------------------------------------
+
+
+def _can_mount_tmpfs() -> bool:
+    if shutil.which("unshare") is None or sys.platform != "linux":
+        return False
+    probe = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt"],
+        capture_output=True,
+    )
+    return probe.returncode == 0
+
+
+FULL_DISK = r"""
+set -e
+mount -t tmpfs -o size=400k tmpfs "$DISK"
+mkdir "$DISK/notes"
+for i in 1 2 3 4 5 6; do printf '# Note %s\n\ncabbage %s\n' $i $i > "$DISK/notes/n$i.md"; done
+"$PY" -m memo_cli.main index "$DISK/notes" --no-vectors > /dev/null
+# the disk filled by another program, then a note edited in place (no new blocks)
+dd if=/dev/zero of="$DISK/filler" bs=4k 2>/dev/null || true
+printf '# Note 1\n\nquokka 1\n' | dd of="$DISK/notes/n1.md" conv=notrunc 2>/dev/null
+set +e
+"$PY" -m memo_cli.main search "$DISK/notes" cabbage --mode lex -k 1 \
+    > "$OUT/search.out" 2> "$OUT/search.err"
+echo $? > "$OUT/search.rc"
+"$PY" -m memo_cli.main index "$DISK/notes" --no-vectors > "$OUT/index.out" 2> "$OUT/index.err"
+echo $? > "$OUT/index.rc"
+"$PY" -m memo_cli.main status "$DISK/notes" > "$OUT/status.out" 2>&1
+ls -A "$DISK/notes" "$DISK/notes/.memo" > "$OUT/files.txt"
+"""
+
+
+@pytest.mark.skipif(not _can_mount_tmpfs(), reason="needs unshare -rm and a tmpfs mount")
+def test_a_full_disk_is_one_line_and_the_committed_index_answers(tmp_path: Path) -> None:
+    disk, out = tmp_path / "disk", tmp_path / "out"
+    disk.mkdir()
+    out.mkdir()
+    env = {**os.environ, "DISK": str(disk), "OUT": str(out), "PY": sys.executable}
+    run = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", FULL_DISK],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=HANG_S * 4,
+    )
+    assert run.returncode == 0, run.stderr
+    said = {name: (out / name).read_text() for name in os.listdir(out)}
+    # The search answers from what the index holds, and says the update could not be saved.
+    assert said["search.rc"].strip() == "0", said
+    assert "cabbage" in said["search.out"] and "на диске нет места" in said["search.out"]
+    assert "Traceback" not in said["search.err"] and len(said["search.err"].splitlines()) <= 1
+    # memo index: one line, exit 1, and no advice to rebuild (the index is whole).
+    assert said["index.rc"].strip() == "1", said
+    [line] = said["index.err"].splitlines()
+    assert "на диске нет места" in line and "reindex" not in line
+    assert "файлов 6" in said["status.out"], said["status.out"]
+    files = said["files.txt"].split()
+    assert not [f for f in files if f.endswith((".rebuild", ".tmp"))], files
