@@ -38,7 +38,7 @@ from memo_core.errors import (
 from memo_core.files.confine import allowed_roots, confine
 from memo_core.files.discovery import resolve_path
 from memo_core.files.notes import AROUND_LINES, NOTE_LIMIT, NoteLines, NoteText
-from memo_core.files.walker import find_indexes, index_path, relevant_change
+from memo_core.files.walker import find_indexes, relevant_change
 from memo_core.formatting import (
     WordedParser,
     changes_data,
@@ -189,7 +189,6 @@ __all__ = [
     "format_reindex",
     "format_status",
     "format_update",
-    "index_path",
     "install_command",
     "install_named",
     "is_installed",

@@ -45,7 +45,6 @@ from memo_core.files.walker import is_within
 from memo_core.formatting import paged
 from memo_core.index.indexer import ProgressFn, RefreshStats
 from memo_core.index.jobs import SMALL_WORK, FailureLog, SmallWork, wait_within
-from memo_core.index.location import choose
 from memo_core.index.store import Store
 from memo_core.model.embedder import Embedder
 from memo_core.model.loading import ModelSource
@@ -177,7 +176,7 @@ class Engine:
         unless that would index more than a few folders the user never named (a broad path:
         `discovery.within_reach`); then those with an index, and a notice naming the rest."""
         base, roots = self._discovered(path)
-        roots, left = within_reach(base, roots, _indexed)
+        roots, left = within_reach(base, roots)
         return self._held(base, roots), [left] if left else []
 
     def _discovered(self, path: UserPath) -> tuple[Path, list[Path]]:
@@ -631,11 +630,6 @@ def _resolved_roots(roots: Sequence[UserPath]) -> list[Path]:
     from the environment; an empty list stays empty (nowhere)."""
     raw = [os.fspath(r) for r in roots]
     return allowed_roots(raw, env="") if raw else []
-
-
-def _indexed(root: Path) -> bool:
-    """Whether the collection at `root` has an index (where `location.choose` finds it)."""
-    return choose(root)[0].is_file()
 
 
 def _one_activity_line(notices: list[Notice]) -> list[Notice]:

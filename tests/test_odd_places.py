@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -56,6 +57,40 @@ def test_index_folder_that_cannot_be_made_falls_back_to_the_cache(notes: Path) -
     assert st.location_note and "index kept in" in st.location_note
     assert Path(st.index_path).is_relative_to(Path(os.environ["MEMO_CACHE_DIR"]))
     assert (notes / ".memo").read_text() == "someone else's file named .memo"
+
+
+def test_a_collection_indexed_in_the_cache_keeps_its_rules_and_is_listed(
+    tmp_path: Path,
+) -> None:
+    """Every caller asks one owner where a collection's index lives: one whose index lies in
+    the cache folder is judged by its own `.gitignore` (as a search judges it) when a note
+    in a sub-folder is read, and `memo://collections` lists it."""
+    import asyncio
+
+    from mcp import Client
+
+    from memo_core import Engine, NotANoteError
+    from memo_mcp.server import build_server
+
+    notes = write_notes(
+        tmp_path / "notes",
+        {"a.md": "# A\n\nzebra\n", ".gitignore": "sub/secret.md\n",
+         "sub/secret.md": "# Secret\n\nzebra\n", "sub/open.md": "# Open\n\nzebra\n"},
+    )  # fmt: skip
+    (notes / ".memo").write_text("someone else's file named .memo")  # the index goes aside
+    with Engine(roots=[tmp_path]) as e:
+        e.refresh(notes, embed=False)
+        assert Path(e.status(notes)[0].index_path).is_relative_to(os.environ["MEMO_CACHE_DIR"])
+        with pytest.raises(NotANoteError):
+            e.note(notes / "sub", "secret.md")  # from the sub-folder: still the collection's
+        assert e.note(notes / "sub", "open.md").text.startswith("# Open")
+
+    async def listed() -> list[str]:
+        async with Client(build_server([tmp_path]), mode="legacy") as c:
+            [content] = (await c.read_resource("memo://collections")).contents
+            return [entry["path"] for entry in json.loads(content.text)["collections"]]
+
+    assert str(notes) in asyncio.run(listed())
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders anyway")

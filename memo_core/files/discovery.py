@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Callable
 from pathlib import Path
 
 from memo_core.catalogue import Message
 from memo_core.errors import NoCollectionError, PathNotFoundError
-from memo_core.files.walker import has_notes, index_path, subfolders
+from memo_core.files.walker import has_index, has_notes, subfolders
 from memo_core.text.escapes import shown
 from memo_core.values import Notice, NoticeKind
 
@@ -54,7 +53,7 @@ def missing(raw: str) -> PathNotFoundError:
 
 
 def is_root(folder: Path) -> bool:
-    return index_path(folder).is_file() or has_notes(folder)
+    return has_index(folder) or has_notes(folder)
 
 
 def discover(base: Path) -> list[Path]:
@@ -82,19 +81,17 @@ def discover(base: Path) -> list[Path]:
     return sorted(roots)
 
 
-def within_reach(
-    base: Path, roots: list[Path], indexed: Callable[[Path], bool]
-) -> tuple[list[Path], Notice | None]:
+def within_reach(base: Path, roots: list[Path]) -> tuple[list[Path], Notice | None]:
     """The roots (discovered under `base`) that a read-only call works on, and the notice
     naming those it leaves alone (None: none).
 
     All of them when `base` is itself a collection, or when at most MAX_NEW_INDEXES lack an
-    index (`indexed` says which have one); else only those with one, the rest left alone:
+    index (`walker.has_index`); else only those with one, the rest left alone:
     memo does not make indexes in folders the user never named. NoCollectionError, naming
     them and the command that indexes them, where that leaves nothing to search."""
     if base in roots:
         return roots, None
-    new = [r for r in roots if not indexed(r)]
+    new = [r for r in roots if not has_index(r)]
     if len(new) <= MAX_NEW_INDEXES:
         return roots, None
     names = ["/".join(r.relative_to(base).parts) for r in new]

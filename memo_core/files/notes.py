@@ -34,7 +34,7 @@ from memo_core.files.fsafe import (
 )
 from memo_core.files.walker import (
     Verdict,
-    index_path,
+    has_index,
     is_note_name,
     is_note_path,
     is_within,
@@ -131,7 +131,7 @@ def _collection_of(folder: Path, roots: Sequence[Path] | None) -> tuple[Path, st
     tops = [r for r in roots or () if is_within(folder, r)]
     top = min(tops, key=lambda r: len(r.parts)) if tops else None
     for above in (folder, *folder.parents):
-        if os.path.isfile(index_path(above)):
+        if has_index(above):
             inner = folder.relative_to(above).as_posix()
             return above, "" if inner == "." else inner + "/"
         if above == top:

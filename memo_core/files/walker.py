@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import bisect
 import errno
+import hashlib
 import os
+import re
 import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +26,7 @@ from memo_core.files.fsafe import (
     too_many_files,
 )
 from memo_core.files.ignore import IGNORE_FILES, Rules, ignored, with_folder
+from memo_core.settings import cache_dir
 
 INDEX_DIR = ".memo"
 INDEX_FILE = "index.db"
@@ -59,7 +62,24 @@ def is_within(path: str | os.PathLike[str], folder: str | os.PathLike[str]) -> b
 
 
 def index_path(root: Path) -> Path:
+    """Where a collection's index lives when its folder can hold it."""
     return root / INDEX_DIR / INDEX_FILE
+
+
+def fallback_index_path(root: Path) -> Path:
+    """Where the index lives when the collection folder cannot hold it (a name of plain
+    characters: SQLite takes only UTF-8 paths)."""
+    tag = hashlib.sha256(os.fsencode(root)).hexdigest()[:16]
+    name = re.sub(r"[^\w.-]", "_", root.name, flags=re.ASCII)
+    return cache_dir() / "indexes" / f"{name}-{tag}" / INDEX_FILE
+
+
+def has_index(root: str | os.PathLike[str]) -> bool:
+    """Whether the folder `root` has memo's index, in it or in the cache folder (the one
+    answer every caller gets: `index.location.choose` decides which of the two is used).
+    Reads by path only."""
+    folder = Path(root)
+    return index_path(folder).is_file() or fallback_index_path(folder).is_file()
 
 
 def has_notes(folder: str | os.PathLike[str]) -> bool:
@@ -384,7 +404,7 @@ def find_indexes(roots: Iterable[Path], depth: int, max_dirs: int) -> list[Path]
                 if budget <= 0:
                     return sorted(found)
                 budget -= 1
-                if os.path.isfile(os.path.join(folder, INDEX_DIR, INDEX_FILE)):
+                if has_index(folder):
                     found.add(Path(folder))
                 if d < depth:
                     below.extend(subfolders(folder))

@@ -6,27 +6,16 @@ rebuild's scratch removes only files that are memo's by `dbfiles`' rules.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
-import re
 import stat
 from pathlib import Path
 
 from memo_core.catalogue import Message
 from memo_core.errors import IndexLocationError
 from memo_core.files.fsafe import Folder
-from memo_core.files.walker import INDEX_DIR, INDEX_FILE
+from memo_core.files.walker import INDEX_DIR, INDEX_FILE, fallback_index_path
 from memo_core.index import directory
 from memo_core.index.dbfiles import Mark, inspect
-from memo_core.settings import cache_dir
-
-
-def fallback_index_path(root: Path) -> Path:
-    """Where the index lives when the collection folder cannot hold it (a name of plain
-    characters: SQLite takes only UTF-8 paths)."""
-    tag = hashlib.sha256(os.fsencode(root)).hexdigest()[:16]
-    name = re.sub(r"[^\w.-]", "_", root.name, flags=re.ASCII)
-    return cache_dir() / "indexes" / f"{name}-{tag}" / INDEX_FILE
 
 
 def choose(root: Path) -> tuple[Path, Message | None]:
