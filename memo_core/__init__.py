@@ -34,6 +34,7 @@ from memo_core.errors import (
     OutsideRootsError,
     PathNotFoundError,
     ResourceLimitError,
+    SettingError,
 )
 from memo_core.files.confine import allowed_roots, confine
 from memo_core.files.discovery import resolve_path
@@ -168,6 +169,7 @@ __all__ = [
     "ProgressFn",
     "RefreshStats",
     "ResourceLimitError",
+    "SettingError",
     "Scope",
     "SearchResults",
     "Searcher",

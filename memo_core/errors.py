@@ -72,6 +72,11 @@ class FolderChangedError(MemoError):
     """A folder changed under memo while it worked (swapped for a symlink, moved, removed)."""
 
 
+class SettingError(MemoError):
+    """A MEMO_* environment variable holds a value memo cannot use (the message names it
+    and says what it takes)."""
+
+
 class ResourceLimitError(MemoError):
     """memo ran out of a system resource (open files): a limit to raise, not a damaged index."""
 

@@ -1,10 +1,19 @@
 """The environment variables memo reads, each read here and nowhere else: its name, its
-default and how its value is taken, so a setting has one meaning wherever it is used."""
+default and how its value is taken, so a setting has one meaning wherever it is used.
+
+One rule for every number: unset or blank is the default; anything else must be a number
+within the variable's range, or it is a SettingError naming the variable (a value memo
+cannot use is said, never quietly replaced). Each reader takes `env` (default: the
+process's environment), so a caller can judge another environment."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
+
+from memo_core.catalogue import Message
+from memo_core.errors import SettingError
 
 MODEL_DIR = "MEMO_MODEL_DIR"  # a model directory to use instead of an installed model
 MODEL = "MEMO_MODEL"  # which registry model memo uses (`memo model info` lists them)
@@ -12,6 +21,16 @@ CACHE_DIR = "MEMO_CACHE_DIR"  # where models and indexes that cannot live in a f
 ROOTS = "MEMO_ROOTS"  # the folders memo-mcp may use (os.pathsep-separated)
 REFRESH_BUDGET = "MEMO_REFRESH_BUDGET"  # seconds a search waits for its refresh
 LANG = "MEMO_LANG"  # the language of every text a user reads: ru (the default) or en
+HTTP_PORT = "MEMO_HTTP_PORT"  # memo-mcp --http's port when --port is not given
+HTTP_SESSION_IDLE = "MEMO_HTTP_SESSION_IDLE_S"  # seconds an idle HTTP session lives
+HTTP_TIMEOUT = "MEMO_HTTP_TIMEOUT_S"  # seconds for a request's headers, then its body
+TOKEN = "MEMO_TOKEN"  # the bearer token memo-mcp --http requires on /mcp
+
+Env = Mapping[str, str]
+
+
+def _env(env: Env | None) -> Env:
+    return os.environ if env is None else env
 
 
 def model_dir() -> Path | None:
@@ -43,10 +62,51 @@ def language() -> str | None:
     return os.environ.get(LANG)
 
 
-def refresh_budget(default: float) -> float:
-    """MEMO_REFRESH_BUDGET in seconds; `default` when it is not set or not a number ≥ 0."""
-    try:
-        value = float(os.environ.get(REFRESH_BUDGET, default))
-    except ValueError:
+def number(name: str, default: float, low: float, high: float, env: Env | None = None) -> float:
+    """The variable `name` as a number from `low` to `high` (the one rule, above)."""
+    raw = _env(env).get(name, "").strip()
+    if not raw:
         return default
-    return value if value >= 0 else default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not low <= value <= high:
+        raise SettingError(Message("setting.number", variable=name, raw=raw, low=low, high=high))
+    return value
+
+
+def refresh_budget(default: float, env: Env | None = None) -> float:
+    """MEMO_REFRESH_BUDGET in seconds (0 to a day); `default` when it is not set."""
+    return number(REFRESH_BUDGET, default, 0, 86400, env)
+
+
+def http_port(env: Env | None = None) -> int | None:
+    """MEMO_HTTP_PORT (1 to 65535); None when it is not set."""
+    value = number(HTTP_PORT, 0, 1, 65535, env)  # 0: not set
+    if value != int(value):
+        raw = _env(env)[HTTP_PORT]
+        raise SettingError(
+            Message("setting.number", variable=HTTP_PORT, raw=raw, low=1, high=65535)
+        )
+    return int(value) or None
+
+
+def http_seconds(name: str, default: float, env: Env | None = None) -> float:
+    """MEMO_HTTP_SESSION_IDLE_S or MEMO_HTTP_TIMEOUT_S in seconds (a tenth to a day)."""
+    return number(name, default, 0.1, 86400, env)
+
+
+def token(env: Env | None = None) -> str | None:
+    """MEMO_TOKEN; None when it is not set. Set to nothing (or spaces) is a token forgotten
+    more likely than a choice to have none: an error; so is one that cannot travel in an
+    HTTP header (printable ASCII, no spaces)."""
+    raw = _env(env).get(TOKEN)
+    if raw is None:
+        return None
+    if not raw.strip():
+        raise SettingError(Message("http.empty_token", variable=TOKEN))
+    value = raw.strip()
+    if not (value.isascii() and value.isprintable() and " " not in value):
+        raise SettingError(Message("http.token_ascii", variable=TOKEN))
+    return value

@@ -28,7 +28,6 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,7 +39,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from memo_core import Lang, Message, __version__, listen_failed_text
+from memo_core import Lang, Message, SettingError, __version__, listen_failed_text, settings
 
 from .http_guard import (
     REQUEST_TIMEOUT_S,
@@ -53,10 +52,6 @@ from .http_routing import SESSION_IDLE_S, McpRouter, SessionBook
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 27190
-PORT_ENV = "MEMO_HTTP_PORT"
-SESSION_IDLE_ENV = "MEMO_HTTP_SESSION_IDLE_S"
-TIMEOUT_ENV = "MEMO_HTTP_TIMEOUT_S"
-TOKEN_ENV = "MEMO_TOKEN"
 MCP_PATH = "/mcp"
 HEALTH_PATH = "/health"
 OPEN_PATHS = frozenset({HEALTH_PATH})
@@ -87,13 +82,15 @@ def add_http_options(parser: argparse.ArgumentParser, lang: Lang = Lang.RU) -> N
     g = parser.add_argument_group("HTTP", t("help.http_group", path=MCP_PATH))
     g.add_argument("--http", action="store_true", help=t("help.http"))
     g.add_argument(
-        "--host", default=DEFAULT_HOST, help=t("help.host", default=DEFAULT_HOST, token=TOKEN_ENV)
+        "--host",
+        default=DEFAULT_HOST,
+        help=t("help.host", default=DEFAULT_HOST, token=settings.TOKEN),
     )
     g.add_argument(
         "--port",
         type=int,
         default=None,
-        help=t("help.port", variable=PORT_ENV, default=DEFAULT_PORT),
+        help=t("help.port", variable=settings.HTTP_PORT, default=DEFAULT_PORT),
     )
     g.add_argument(
         "--allow-host",
@@ -113,48 +110,31 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def config_from_args(args: argparse.Namespace, env: Mapping[str, str] = os.environ) -> HttpConfig:
-    """The HTTP settings from the command line and the environment; HttpConfigError if unsafe."""
-    port = args.port
-    if port is None:
-        raw = env.get(PORT_ENV, "").strip()
-        try:
-            port = int(raw) if raw else DEFAULT_PORT
-        except ValueError:
-            raise HttpConfigError(Message("http.port_env", variable=PORT_ENV, raw=raw)) from None
+def config_from_args(args: argparse.Namespace, env: settings.Env | None = None) -> HttpConfig:
+    """The HTTP settings from the command line and the environment (`settings`; `env`:
+    another environment to judge); HttpConfigError if unusable or unsafe."""
+    try:
+        port = args.port if args.port is not None else settings.http_port(env) or DEFAULT_PORT
+        token = settings.token(env)
+        idle = settings.http_seconds(settings.HTTP_SESSION_IDLE, SESSION_IDLE_S, env)
+        timeout = settings.http_seconds(settings.HTTP_TIMEOUT, REQUEST_TIMEOUT_S, env)
+    except SettingError as e:
+        raise HttpConfigError(e.message) from e
     if not 0 < port < 65536:
         raise HttpConfigError(Message("http.port_range", port=port))
-    raw_token = env.get(TOKEN_ENV)
-    if raw_token is not None and not raw_token.strip():
-        # `MEMO_TOKEN=` is a token forgotten more likely than a choice to have none.
-        raise HttpConfigError(Message("http.empty_token", variable=TOKEN_ENV))
-    token = raw_token.strip() if raw_token is not None else None
-    if token is not None and not (token.isascii() and token.isprintable() and " " not in token):
-        raise HttpConfigError(Message("http.token_ascii", variable=TOKEN_ENV))
     host = args.host.strip().strip("[]")  # [::1] → ::1
     if not is_loopback(host) and token is None:
         raise HttpConfigError(
-            Message("http.no_token", host=host, variable=TOKEN_ENV, default=DEFAULT_HOST)
+            Message("http.no_token", host=host, variable=settings.TOKEN, default=DEFAULT_HOST)
         )
     return HttpConfig(
         host=host,
         port=port,
         token=token,
         allow_hosts=tuple(args.allow_host),
-        session_idle_s=_seconds(env, SESSION_IDLE_ENV, SESSION_IDLE_S),
-        timeout_s=_seconds(env, TIMEOUT_ENV, REQUEST_TIMEOUT_S),
+        session_idle_s=idle,
+        timeout_s=timeout,
     )
-
-
-def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name, "").strip()
-    try:
-        value = float(raw) if raw else default
-    except ValueError:
-        value = -1.0
-    if not 0 < value < 86400:
-        raise HttpConfigError(Message("http.seconds", variable=name, raw=raw))
-    return value
 
 
 def http_config(
@@ -242,7 +222,7 @@ class BearerTokenGuard:
             {
                 "error": "unauthorized",
                 "message": f"{why}: send 'Authorization: Bearer <token>' with the token "
-                f"memo-mcp was started with ({TOKEN_ENV})",
+                f"memo-mcp was started with ({settings.TOKEN})",
             },
             status_code=401,
             headers={"WWW-Authenticate": 'Bearer realm="memo"'},

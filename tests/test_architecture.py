@@ -44,7 +44,8 @@ CLI = sorted((REPO / "memo_cli").glob("*.py"))
 LAYERS: list[tuple[str, ...]] = [
     # Every text a user reads: below the errors, whose English text it gives.
     ("memo_core.catalogue",),
-    ("memo_core._version", "memo_core.errors", "memo_core.settings", "memo_core.shutdown"),
+    ("memo_core._version", "memo_core.errors", "memo_core.shutdown"),
+    ("memo_core.settings",),  # the environment, read once: its errors are MemoErrors
     # The values every layer shares, and their checks (InvalidArgumentError).
     ("memo_core.values",),
     ("memo_core.results",),

@@ -354,7 +354,7 @@ def test_public_bind_without_token_refuses_to_start(tmp_path: Path) -> None:
 def test_bad_port_in_env_refuses_to_start(tmp_path: Path) -> None:
     env = server_env(tmp_path) | {"MEMO_HTTP_PORT": "http"}
     done = subprocess.run([str(MEMO_MCP), "--http"], capture_output=True, env=env, timeout=60)
-    assert done.returncode == 2 and "MEMO_HTTP_PORT='http' — не номер порта" in (
+    assert done.returncode == 2 and "MEMO_HTTP_PORT='http': укажите число от 1 до 65535" in (
         done.stderr.decode()
     )
 

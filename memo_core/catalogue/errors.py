@@ -65,6 +65,10 @@ TEXTS: dict[str, tuple[str, str]] = {
     ),
     "path.cannot_open": ("не удаётся открыть {path}: {reason}", "cannot open {path}: {reason}"),
     # -- the OS --------------------------------------------------------------------------
+    "setting.number": (
+        "{variable}={raw!r}: укажите число от {low:g} до {high:g}",
+        "{variable}={raw!r}: give a number from {low:g} to {high:g}",
+    ),
     "os.disk_full": (
         "на диске нет места для {path}: освободите место; индекс цел, ответы идут по "
         "последнему сохранённому",

@@ -290,10 +290,6 @@ TEXTS: dict[str, tuple[str, str]] = {
         "не удаётся слушать {address}: {reason}",
         "cannot listen on {address}: {reason}",
     ),
-    "http.port_env": (
-        "{variable}={raw!r} — не номер порта",
-        "{variable}={raw!r} is not a port number",
-    ),
     "http.port_range": (
         "порт {port} вне диапазона: возможны 1..65535",
         "port {port} is out of range: use 1..65535",
@@ -310,10 +306,6 @@ TEXTS: dict[str, tuple[str, str]] = {
         "refusing to listen on {host}, which other machines can reach, without a token: "
         "set {variable} (clients send it as `Authorization: Bearer <token>`), "
         "or listen on {default}",
-    ),
-    "http.seconds": (
-        "{variable}={raw!r}: укажите секунды, больше 0 и меньше 86400",
-        "{variable}={raw!r}: give seconds, more than 0 and < 86400",
     ),
     "http.serving": (
         "MCP доступен по {url} ({auth}); проверка работы: {health}",
