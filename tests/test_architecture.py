@@ -206,3 +206,23 @@ def test_the_layout_page_names_every_module(package: Path) -> None:
         f"missing from docs/layout.md: {sorted(modules - named)}; "
         f"named but not modules: {sorted(named - modules)}"
     )
+
+
+def test_no_import_circle_among_the_engines_modules() -> None:
+    """No two engine modules import each other, however indirectly (TYPE_CHECKING imports
+    count: a circle hidden from the interpreter is still one for a reader)."""
+    modules = {_module(p): p for p in ENGINE if p.name != "__init__.py"}
+    graph = {m: {n for n in _imports(p) if n in modules and n != m} for m, p in modules.items()}
+    circles: list[list[str]] = []
+
+    def visit(node: str, path: list[str], seen: set[str]) -> None:
+        for nxt in sorted(graph[node]):
+            if nxt == path[0]:
+                circles.append(path + [nxt])
+            elif nxt not in seen and nxt > path[0]:  # each circle once, from its least module
+                seen.add(nxt)
+                visit(nxt, path + [nxt], seen)
+
+    for start in sorted(graph):
+        visit(start, [start], {start})
+    assert circles == [], circles

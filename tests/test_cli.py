@@ -169,3 +169,15 @@ def test_the_summary_counts_passages_given_vectors_and_texts_embedded(
     assert main(["index", str(root)]) == 0
     out = capsys.readouterr().out
     assert "фрагментов записано 3, получили векторы 3 (посчитано разных текстов: 1)" in out
+
+
+def test_model_commands_make_no_engine(capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`memo model info` touches no index: it runs where no engine can be made."""
+    import memo_cli.main as cli
+
+    def no_engine(*args: object, **kwargs: object) -> None:
+        raise AssertionError("an engine was made")
+
+    monkeypatch.setattr(cli, "Engine", no_engine)
+    assert main(["model", "info"]) == 0
+    assert "e5-small" in capsys.readouterr().out

@@ -343,3 +343,24 @@ async def test_sdk_stdio_client(tmp_path: Path, tiny_model_dir: Path) -> None:
         assert text_of(r) == "переиндексировано файлов: 2"
         r = await c.call_tool("memo_nope", {})
         assert r.is_error and text_of(r) == "unknown tool: memo_nope"
+
+
+async def test_a_tool_call_does_not_list_every_tool(
+    notes: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call finds its tool by name: listing the tools makes every schema again."""
+    async with client() as c:
+        calls: list[int] = []
+        listing = memo_server.MemoServer.list_tools
+
+        async def counted(self: memo_server.MemoServer) -> object:
+            calls.append(1)
+            return await listing(self)
+
+        monkeypatch.setattr(memo_server.MemoServer, "list_tools", counted)
+        for _ in range(3):
+            r = await c.call_tool("memo_status", {"path": str(notes)})
+            assert not r.is_error
+        r = await c.call_tool("memo_nothing", {})
+        assert r.is_error and "memo_nothing" in text_of(r)
+    assert calls == []

@@ -12,12 +12,21 @@ import sys
 import threading
 import time
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from memo_core.files.walker import Changes
 
-if TYPE_CHECKING:
-    from memo_core.files.feed import ChangeFeed
+
+class Listener(Protocol):
+    """What the instance hands events to (a collection's `feed.Listener`): it takes each
+    event for a folder it watches, and keeps what changed until it is collected."""
+
+    pending: Changes
+    new_folders: list[str]
+    lost: bool
+
+    def event(self, mask: int, name: str, folder: str) -> None: ...
+
 
 IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE = 0x2, 0x4, 0x8
 IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x40, 0x80, 0x100, 0x200
@@ -50,9 +59,9 @@ class Inotify:
     def __init__(self) -> None:
         self._fd = -1
         self._lock = threading.Lock()  # the queue and the watches
-        self._owners: dict[int, dict[ChangeFeed, str]] = {}  # wd -> feed -> its folder
+        self._owners: dict[int, dict[Listener, str]] = {}  # wd -> feed -> its folder
 
-    def watch(self, feed: ChangeFeed, path: str, rel: str) -> bool:
+    def watch(self, feed: Listener, path: str, rel: str) -> bool:
         """Watch the folder at `path` (`rel` in `feed`); False when it is gone already."""
         with self._lock:
             if self._fd < 0:
@@ -62,7 +71,7 @@ class Inotify:
                 self._owners.setdefault(wd, {})[feed] = rel
             return wd >= 0
 
-    def forget(self, feed: ChangeFeed) -> None:
+    def forget(self, feed: Listener) -> None:
         """Drop `feed`'s watches (those no other feed shares)."""
         with self._lock:
             for wd, feeds in list(self._owners.items()):
@@ -89,7 +98,7 @@ class Inotify:
         except (OSError, ValueError):  # closed meanwhile
             return False
 
-    def collect(self, feed: ChangeFeed) -> tuple[Changes, list[str], bool]:
+    def collect(self, feed: Listener) -> tuple[Changes, list[str], bool]:
         """What the queue holds, handed to the feeds; then `feed`'s part, taken: what
         changed, the folders to start watching, and whether it lost track."""
         with self._lock:

@@ -14,7 +14,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -29,9 +28,6 @@ from memo_core.text.chunking import Chunk, Note, parse_note
 from memo_core.text.frontmatter import FrontMatter
 from memo_core.tuning import Tuning
 from memo_core.values import FileNote, Notice, NoticeKind
-
-if TYPE_CHECKING:
-    from memo_core.index.jobs import WordsGate
 
 
 @dataclass
@@ -127,6 +123,50 @@ def read_note(root: Folder, rel: str, max_bytes: int) -> tuple[bytes, FileNote |
         size = f"{max_bytes >> 20} MB" if max_bytes >= 1 << 20 else f"{max_bytes} bytes"
         return data[:max_bytes], FileNote.CUT, f"the first {size}"
     return data, None, ""
+
+
+class WordsGate:
+    """Whether a caller waits for words newer than those indexed, asked between vector
+    batches: a first index embeds for minutes, and an edit made just before a search must
+    be in its words meanwhile. `changes` says what changed since the last words pass (None:
+    walk everything), like the `changes` of a refresh."""
+
+    def __init__(self, changes: Callable[[], Changes | None] = lambda: None) -> None:
+        self.changes = changes
+        self._cond = threading.Condition()
+        self._asked = 0.0  # the latest time from which a waiter wants every change
+        self._began = 0.0  # when the words pass under way (or the last one) began
+        self._fresh_from: float | None = None  # the last finished pass began then
+
+    def ask(self, since: float) -> None:
+        """A caller wants the words of every change made before `since` (monotonic)."""
+        with self._cond:
+            self._asked = max(self._asked, since)
+
+    def due(self) -> bool:
+        with self._cond:
+            return self._fresh_from is None or self._asked > self._fresh_from
+
+    def begin(self) -> None:
+        with self._cond:
+            self._began = time.monotonic()
+
+    def finish(self) -> None:
+        with self._cond:
+            self._fresh_from = self._began
+            self._cond.notify_all()
+
+    def fresh(self, since: float) -> bool:
+        """Whether the words of every change made before `since` are in."""
+        with self._cond:
+            return self._fresh_from is not None and self._fresh_from >= since
+
+    def wait(self, since: float, timeout: float) -> bool:
+        """Wait at most `timeout` seconds for `fresh(since)`; whether it is."""
+        with self._cond:
+            return self._cond.wait_for(
+                lambda: self._fresh_from is not None and self._fresh_from >= since, timeout
+            )
 
 
 class Indexer:

@@ -10,8 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from memo_core.errors import MemoError
-from memo_core.files.walker import Changes
-from memo_core.index.indexer import Progress, ProgressFn, RefreshStats
+from memo_core.index.indexer import Progress, ProgressFn, RefreshStats, WordsGate
 from memo_core.model.embedder import Embedder
 from memo_core.text.escapes import shown
 from memo_core.values import Notice, NoticeKind
@@ -19,50 +18,6 @@ from memo_core.values import Notice, NoticeKind
 POLL_S = 0.05  # how often a waiter looks whether the words it waits for are in
 
 log = logging.getLogger("memo")
-
-
-class WordsGate:
-    """Whether a caller waits for words newer than those indexed, asked between vector
-    batches: a first index embeds for minutes, and an edit made just before a search must
-    be in its words meanwhile. `changes` says what changed since the last words pass (None:
-    walk everything), like the `changes` of a refresh."""
-
-    def __init__(self, changes: Callable[[], Changes | None] = lambda: None) -> None:
-        self.changes = changes
-        self._cond = threading.Condition()
-        self._asked = 0.0  # the latest time from which a waiter wants every change
-        self._began = 0.0  # when the words pass under way (or the last one) began
-        self._fresh_from: float | None = None  # the last finished pass began then
-
-    def ask(self, since: float) -> None:
-        """A caller wants the words of every change made before `since` (monotonic)."""
-        with self._cond:
-            self._asked = max(self._asked, since)
-
-    def due(self) -> bool:
-        with self._cond:
-            return self._fresh_from is None or self._asked > self._fresh_from
-
-    def begin(self) -> None:
-        with self._cond:
-            self._began = time.monotonic()
-
-    def finish(self) -> None:
-        with self._cond:
-            self._fresh_from = self._began
-            self._cond.notify_all()
-
-    def fresh(self, since: float) -> bool:
-        """Whether the words of every change made before `since` are in."""
-        with self._cond:
-            return self._fresh_from is not None and self._fresh_from >= since
-
-    def wait(self, since: float, timeout: float) -> bool:
-        """Wait at most `timeout` seconds for `fresh(since)`; whether it is."""
-        with self._cond:
-            return self._cond.wait_for(
-                lambda: self._fresh_from is not None and self._fresh_from >= since, timeout
-            )
 
 
 class FailureLog:

@@ -260,9 +260,7 @@ def _closed_on_error(db: apsw.Connection, path: Path, *, writing: bool) -> Itera
         yield
     except BaseException as e:
         # SQLite's own errno first: a probe later can miss descriptors freed meanwhile.
-        limit = isinstance(e, apsw.Error) and (
-            _out_of_files(db) or out_of_files(headroom=HEADROOM)
-        )
+        limit = isinstance(e, apsw.Error) and (_out_of_files(db) or out_of_files(headroom=HEADROOM))
         db.close()
         if limit:  # a limit, not a place that cannot hold the index: no reason to move it
             raise too_many_files(str(path)) from e
