@@ -363,4 +363,4 @@ async def test_a_tool_call_does_not_list_every_tool(
             assert not r.is_error
         r = await c.call_tool("memo_nothing", {})
         assert r.is_error and "memo_nothing" in text_of(r)
-    assert calls == []
+    assert len(calls) <= 1  # the client lists once for the output schemas; calls list none
