@@ -289,11 +289,6 @@ class Engine:
             return False
         return self._inotify.wait(timeout)
 
-    def open_collections(self) -> list[Path]:
-        """The folders this engine holds a collection for (opened or not), sorted."""
-        with self._lock:
-            return sorted(self._collections)
-
     # -- operations -----------------------------------------------------------------------
 
     def search(

@@ -22,16 +22,12 @@ log = logging.getLogger("memo_mcp")
 
 
 class LazyEngine:
-    """`get()` gives the Engine (made once, for `roots`); `made` says whether it exists."""
+    """`get()` gives the Engine (made once, for `roots`)."""
 
     def __init__(self, roots: Sequence[Path], engine: Engine | None = None) -> None:
         self.roots = list(roots)
         self._engine = engine
         self._lock = threading.Lock()
-
-    @property
-    def made(self) -> bool:
-        return self._engine is not None
 
     def get(self) -> Engine:
         with self._lock:

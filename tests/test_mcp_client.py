@@ -16,7 +16,6 @@ from pathlib import Path
 import anyio
 import numpy as np
 import pytest
-from conftest import HANG_S
 from mcp import Client, StdioServerParameters
 from mcp_helpers import MEMO_MCP, line_of, make_notes, server_env
 
@@ -125,13 +124,20 @@ def test_the_server_module_imports_nothing_heavy() -> None:
     assert out.stdout.strip() == "[]"
 
 
-async def test_initialize_loads_nothing_heavy(tiny_model: Path) -> None:
-    server = memo_server.build_server()
-    started = time.monotonic()
-    async with Client(server, mode="legacy") as c:
+async def test_initialize_loads_nothing_heavy(
+    tiny_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`initialize` and the lists ask for no engine: no index opened, no model loaded."""
+    from memo_mcp.lazy import LazyEngine
+
+    def no_engine(self: LazyEngine) -> None:
+        raise AssertionError("the engine was asked for")
+
+    monkeypatch.setattr(LazyEngine, "get", no_engine)
+    async with Client(memo_server.build_server(), mode="legacy") as c:
         await c.list_tools()
-        assert not server.engines.made  # no engine made: no index opened, no model loaded
-    assert time.monotonic() - started < HANG_S
+        await c.list_prompts()
+        await c.list_resource_templates()
 
 
 # -- errors -------------------------------------------------------------------------------

@@ -41,10 +41,11 @@ class Installer:
         return self.target
 
 
-def test_available_never_installs(default_setup: Path, tiny_model_dir: Path) -> None:
+def test_asking_without_installing_never_installs(
+    default_setup: Path, tiny_model_dir: Path
+) -> None:
     installer = Installer(tiny_model_dir, default_setup)
     models = ModelSource(installer=installer)
-    assert models.available() is False
     with pytest.raises(ModelUnavailableError, match="memo model install"):
         models.get(install=False)
     assert installer.calls == 0 and not default_setup.exists()
@@ -62,17 +63,17 @@ def test_get_installs_once_for_callers_at_once(default_setup: Path, tiny_model_d
     # While it installs, asking costs nothing and says why there is no model yet.
     with pytest.raises(ModelUnavailableError, match="being installed"):
         models.get(install=False)
-    assert models.available() is False
     installer.gate.set()
     for t in threads:
         t.join(30)
     assert installer.calls == 1
     assert len(got) == 3 and got[0] is got[1] is got[2]
-    assert models.available() is True
+    assert models.get(install=False) is got[0]
 
 
 def test_disabled_and_fixed_sources(tiny_embedder) -> None:
-    assert ModelSource(enabled=False).available() is False
+    with pytest.raises(ModelUnavailableError):
+        ModelSource(enabled=False).get()
     fixed = ModelSource(tiny_embedder)
     assert fixed.loaded and fixed.get() is tiny_embedder
 
@@ -90,7 +91,6 @@ def test_a_broken_graph_found_while_loading_is_said_and_not_kept(tmp_path: Path)
             models.get()
     with pytest.raises(ModelUnavailableError, match="onnxruntime cannot load"):
         models.get(ready=False)  # the failure is remembered (RETRY_AFTER_S)
-    assert models.available() is False
 
 
 def test_a_search_walks_while_the_model_loads(

@@ -1,9 +1,10 @@
 """Where an Engine gets its embedding model: loaded once, shared by all its collections.
 
 A `ModelSource` is built by each front end and passed to the Engine (no process globals).
-Asking whether a model is there (`available`) never installs anything and never waits for
-an install; only `get(install=True)` may fetch the default model (with pip, minutes at
-worst), and a lock held meanwhile is the install's own, not the one every caller passes.
+Asking for a model without installing (`get(install=False)`) never installs anything and
+never waits for an install; only `get(install=True)` may fetch the default model (with
+pip, minutes at worst), and a lock held meanwhile is the install's own, not the one every
+caller passes.
 A search asks with `background=True`: the install then runs on a thread of its own while
 the search answers by words (`installing`, `wait_installed`).
 """
@@ -73,14 +74,6 @@ class ModelSource:
     @property
     def loaded(self) -> bool:
         return self._embedder is not None
-
-    def available(self) -> bool:
-        """Whether a model can be had now, without installing or waiting for an install."""
-        try:
-            self.get(install=False)
-        except ModelUnavailableError:
-            return False
-        return True
 
     @property
     def installing(self) -> bool:
