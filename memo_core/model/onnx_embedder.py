@@ -14,7 +14,9 @@ import importlib.machinery
 import importlib.util
 import json
 import os
+import re
 import threading
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
@@ -22,11 +24,11 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from memo_core import settings
 from memo_core.catalogue import Message
 from memo_core.errors import ModelUnavailableError
-from memo_core.model import unigram
+from memo_core.model import foreign, unigram
 from memo_core.model.embedder import NONSENSE_QUERIES, Embedder, l2_normalize
+from memo_core.model.facts import fact, keep_fact
 from memo_core.model.nonsense import nonsense
 from memo_core.model.sources import MODELS
 from memo_core.tuning import Tuning
@@ -51,10 +53,7 @@ FEW_PASSAGES = 256
 # Indexing a model that is never padded (a run per text) runs two texts at once, each on
 # half the cores: on 2 cores 8-12 % more than one run at a time on both (e5-small).
 INDEXING_WORKERS = 2
-# What a start would otherwise compute again for the same model files (their digest: 0.1 s
-# for 72 MB; where the model puts nonsense: 64 queries), in memo's cache folder.
-FACTS_FILE = "model-facts.json"
-FACTS_KEPT = 8  # models remembered, the latest
+_SHA256 = re.compile("[0-9a-f]{64}")
 
 
 def load_model_dir(path: str | Path, *, ready: bool = True) -> OnnxEmbedder:
@@ -123,15 +122,17 @@ class OnnxEmbedder(Embedder):
         if self.long_text == "window" and self.max_length < 3:
             self._fail("modeldir.window_length")
 
+        # Each file opened once and used by that descriptor (onnxruntime too, see
+        # `_load_session`): whatever its name leads to later is never read.
         files = [model_dir / self._opt(conf, "onnx", str, None, "model.onnx")]
+        opened = [self._open(files[0], foreign.ONNX_LIMIT, "modeldir.no_onnx")]
         if kind != "text":
             files.append(model_dir / self._opt(conf, "tokenizer", str, None, "tokenizer.json"))
-        for f, key in zip(files, ("modeldir.no_onnx", "modeldir.no_tokenizer"), strict=False):
-            if not f.is_file():
-                self._fail(key, name=f.name)
-        if kind != "text":
-            self._tok = self._load_tokenizer(files[1], self._opt(conf, "pad_id", int, None))
-        self._onnx_path = files[0]
+            opened.append(self._open(files[1], foreign.TOKENIZER_LIMIT, "modeldir.no_tokenizer"))
+            self._tok = self._load_tokenizer(
+                files[1].name, opened[1], self._opt(conf, "pad_id", int, None)
+            )
+        self._onnx_path, self._onnx = files[0], opened[0]
         self._session: Any = None  # the queries' session (and a few passages')
         self._passages: Any = None
         self._workers: ThreadPoolExecutor | None = None  # indexing's runs, a few at a time
@@ -139,7 +140,7 @@ class OnnxEmbedder(Embedder):
         self._queried = False  # whether a query was embedded on it
         self._load_lock = threading.Lock()
         base = cfg.get("id") or model_dir.name
-        self.model_id = f"{base}-{self._digest(files, cfg)[:12]}"
+        self.model_id = f"{base}-{self._digest(files, opened, cfg)[:12]}"
         self.dim = want_dim or 0
         self._load_error: ModelUnavailableError | None = None  # what went wrong loading the graph
         load = partial(self._load_graph, conf, "output" in cfg, want_dim)
@@ -214,12 +215,13 @@ class OnnxEmbedder(Embedder):
     def _read_config(self) -> dict[str, Any]:
         if not self.path.is_dir():
             self._fail("modeldir.missing")
-        cfg_path = self.path / CONFIG_NAME
         try:
-            cfg = json.loads(cfg_path.read_text(encoding="utf-8"))
+            cfg = foreign.read_json(self.path / CONFIG_NAME, foreign.CONFIG_LIMIT)
         except FileNotFoundError:
             return self._fail("modeldir.no_config", config=CONFIG_NAME)
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        except foreign.Refused as e:
+            return self._fail("file.is", path=CONFIG_NAME, what=e.what)
+        except (OSError, ValueError) as e:
             return self._fail("modeldir.config_json", config=CONFIG_NAME, reason=str(e))
         if not isinstance(cfg, dict):
             self._fail("modeldir.config_object", config=CONFIG_NAME)
@@ -247,19 +249,38 @@ class OnnxEmbedder(Embedder):
             self._fail("modeldir.type", config=CONFIG_NAME, key=key, type=typ.__name__, got=value)
         return value
 
-    def _load_tokenizer(self, path: Path, pad_id: Any) -> Any:
+    def _open(self, path: Path, limit: int, missing: str) -> int:
+        """A descriptor of the regular file `path` (closed with this embedder); the
+        catalogue's `missing` when there is none, one error naming the file otherwise."""
+        try:
+            fd = foreign.open_regular(path, limit)
+        except FileNotFoundError:
+            return self._fail(missing, name=path.name)
+        except foreign.Refused as e:
+            return self._fail("file.is", path=path.name, what=e.what)
+        except OSError as e:
+            return self._fail("path.cannot_open", path=path.name, reason=e)
+        weakref.finalize(self, os.close, fd)
+        return fd
+
+    def _load_tokenizer(self, name: str, fd: int, pad_id: Any) -> Any:
         from tokenizers import Tokenizer
 
         try:
-            with path.open("rb") as f:
-                lean = f.read(len(unigram.MAGIC)) == unigram.MAGIC
-            if lean:  # memo's own unigram file: tokenizers' ids in a tenth of its memory
-                mine = unigram.UnigramTokenizer.load(path)
+            data = foreign.read_all(fd, foreign.TOKENIZER_LIMIT)
+            if data.startswith(unigram.MAGIC):  # memo's own: tokenizers' ids, a tenth the memory
+                mine = unigram.UnigramTokenizer.from_bytes(data)
                 self.pad_id = mine.pad if pad_id is None else int(pad_id)
                 return mine
-            tok = Tokenizer.from_file(str(path))
+            # From the bytes read, not by name (`from_file`): tokenizers' own JSON parser
+            # bounds nesting (128 levels) and says so as an error.
+            tok = Tokenizer.from_str(data.decode("utf-8"))
+        except foreign.Refused as e:  # it grew past the bound since it was opened
+            return self._fail("file.is", path=name, what=e.what)
+        except OSError as e:
+            return self._fail("path.cannot_open", path=name, reason=e)
         except Exception as e:  # the Rust side raises plain Exception subclasses
-            return self._fail("modeldir.tokenizer", name=path.name, reason=str(e))
+            return self._fail("modeldir.tokenizer", name=name, reason=str(e))
         if pad_id is None:
             pad_id = (tok.padding or {}).get("pad_id")
         for name in ("[PAD]", "<pad>"):
@@ -290,8 +311,14 @@ class OnnxEmbedder(Embedder):
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         if self.kind == "text":  # the graph tokenizes by itself with the extensions' string ops
             so.register_custom_ops_library(self._extensions_library())
+        # The graph's external data files, if any, lie beside the name it was given: not
+        # beside the /proc link it is opened by.
+        so.add_session_config_entry(
+            "session.model_external_initializers_file_folder_path", str(onnx_path.parent)
+        )
+        graph = foreign.by_descriptor(self._onnx, onnx_path)
         try:
-            return ort.InferenceSession(str(onnx_path), so, providers=["CPUExecutionProvider"])
+            return ort.InferenceSession(graph, so, providers=["CPUExecutionProvider"])
         except Exception as e:
             return self._fail("modeldir.onnx", name=onnx_path.name, reason=str(e))
 
@@ -317,33 +344,34 @@ class OnnxEmbedder(Embedder):
             # By the nonsense too: another version of memo may make up other strings.
             made_up = hashlib.sha256("\n".join(nonsense(NONSENSE_QUERIES)).encode()).hexdigest()
             key = f"{self.model_id} {made_up[:12]}"
-            kept = _fact("centroids", key)
-            if isinstance(kept, list) and len(kept) == self.dim:
+            kept = fact("centroids", key, self.fits_nonsense)
+            if kept is not None:
                 self._centroid = np.asarray(kept, np.float32)  # float32 -> JSON -> exact
             else:
-                _keep_fact("centroids", key, super().nonsense_centroid().tolist())
+                keep_fact("centroids", key, super().nonsense_centroid().tolist())
         return super().nonsense_centroid()
 
     @staticmethod
-    def _digest(files: list[Path], cfg: dict[str, Any]) -> str:
-        """The model files' and settings' digest, kept while the files' size, times and
-        inode stay (a file rewritten in place changes its ctime, which no one can set)."""
-        stats = [(str(f), *_stat_key(f)) for f in files]
+    def _digest(files: list[Path], fds: list[int], cfg: dict[str, Any]) -> str:
+        """The digest of the model files (`files`, open as `fds`) and settings, kept while
+        the files' size, times and inode stay (a file rewritten in place changes its ctime,
+        which no one can set)."""
+        stats = [(str(f), *_stat_key(fd)) for f, fd in zip(files, fds, strict=True)]
         key = hashlib.sha256(json.dumps([stats, cfg], sort_keys=True).encode()).hexdigest()
-        kept = _fact("digests", key)
-        if isinstance(kept, str):
-            return kept
-        digest = OnnxEmbedder._hashed(files, cfg)
-        _keep_fact("digests", key, digest)
+        kept = fact("digests", key, lambda v: isinstance(v, str) and bool(_SHA256.fullmatch(v)))
+        if kept is not None:
+            return str(kept)
+        digest = OnnxEmbedder._hashed(fds, cfg)
+        keep_fact("digests", key, digest)
         return digest
 
     @staticmethod
-    def _hashed(files: list[Path], cfg: dict[str, Any]) -> str:
+    def _hashed(fds: list[int], cfg: dict[str, Any]) -> str:
         h = hashlib.sha256()
-        for f in files:
-            with f.open("rb") as fh:
-                while block := fh.read(1 << 20):
-                    h.update(block)
+        for fd in fds:
+            os.lseek(fd, 0, os.SEEK_SET)
+            while block := os.read(fd, 1 << 20):
+                h.update(block)
         neutral = {k: v for k, v in cfg.items() if k not in _ID_NEUTRAL_KEYS}
         h.update(json.dumps(neutral, sort_keys=True).encode())
         return h.hexdigest()
@@ -549,39 +577,6 @@ def _give_back_memory() -> None:
         pass
 
 
-def _stat_key(f: Path) -> tuple[int, ...]:
-    st = f.stat()
+def _stat_key(fd: int) -> tuple[int, ...]:
+    st = os.fstat(fd)
     return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev
-
-
-def _facts() -> dict[str, Any]:
-    """The facts kept (FACTS_FILE): {kind: {key: value}}; none when unreadable."""
-    try:
-        facts = json.loads((settings.cache_dir() / FACTS_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return facts if isinstance(facts, dict) else {}
-
-
-def _fact(kind: str, key: str) -> Any:
-    entries = _facts().get(kind)
-    return entries.get(key) if isinstance(entries, dict) else None
-
-
-def _keep_fact(kind: str, key: str, value: Any) -> None:
-    """Remember one fact (the FACTS_KEPT latest of its kind), written whole by a rename so
-    a reader never sees half; a cache that cannot be written is only a slower start."""
-    facts = _facts()
-    entries = facts.get(kind)
-    entries = entries if isinstance(entries, dict) else {}
-    entries.pop(key, None)
-    entries[key] = value
-    facts[kind] = dict(list(entries.items())[-FACTS_KEPT:])
-    path = settings.cache_dir() / FACTS_FILE
-    tmp = path.with_name(f"{FACTS_FILE}.{os.getpid()}.{threading.get_ident()}")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(facts), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:
-        tmp.unlink(missing_ok=True)

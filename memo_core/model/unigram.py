@@ -17,9 +17,10 @@ about 280 MB resident for e5-small. This is the same pipeline as the tokenizer.j
    paths kept), a run of unknown characters as one `<unk>`;
 4. `<s> … </s>` around the ids.
 
-The file (`write`, `UnigramTokenizer.load`) holds the pieces, their scores, the special ids
-and the normaliser's map; every length is checked on reading, so a damaged file is a clear
-`ValueError`, never a wrong tokenizer. tests/test_unigram.py holds it to `tokenizers`' ids.
+The file (`write`; `UnigramTokenizer.load`, or `from_bytes` of its bytes) holds the pieces,
+their scores, the special ids and the normaliser's map; every length is checked on reading,
+so a damaged file is a clear `ValueError`, never a wrong tokenizer. tests/test_unigram.py
+holds it to `tokenizers`' ids.
 """
 
 from __future__ import annotations
@@ -93,7 +94,12 @@ def write(
 
 def read(path: Path) -> Vocabulary:
     """What a file `write` made holds; ValueError says what is wrong with it."""
-    data = memoryview(Path(path).read_bytes())
+    return parse(Path(path).read_bytes())
+
+
+def parse(raw: bytes) -> Vocabulary:
+    """What the bytes of a file `write` made hold; ValueError says what is wrong with them."""
+    data = memoryview(raw)
     at = _HEADER.size
     if len(data) < at or bytes(data[:8]) != MAGIC:
         raise ValueError("not a memo unigram tokenizer file")
@@ -180,7 +186,13 @@ class UnigramTokenizer:
     @classmethod
     def load(cls, path: Path) -> UnigramTokenizer:
         """The tokenizer in a file `write` made; ValueError says what is wrong with it."""
-        v = read(path)
+        return cls.from_bytes(Path(path).read_bytes())
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> UnigramTokenizer:
+        """The tokenizer in the bytes of a file `write` made (read by a caller that checked
+        what it read them from); ValueError says what is wrong with them."""
+        v = parse(data)
         return cls(v.pieces, v.scores, v.norm_map, bos=v.bos, eos=v.eos, pad=v.pad, unk=v.unk)
 
     # -- normalising -----------------------------------------------------------------------
