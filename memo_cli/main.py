@@ -52,6 +52,7 @@ from memo_core import (
     install_named,
     is_installed,
     leave,
+    model_config_text,
     notice_text,
     refresh_budget,
     resolve_model_dir,
@@ -196,9 +197,8 @@ def _model_info(a: argparse.Namespace) -> None:
         state = a.lang.text("cli.model_missing", command=install_command(source))
     print(a.lang.text("cli.model", name=source.name, models=", ".join(MODELS)))
     print(a.lang.text("cli.model_dir", path=shown(str(d)), state=state))
-    cfg = d / "memo-model.json"
-    if cfg.is_file():
-        print(for_terminal(cfg.read_text(encoding="utf-8").strip()))
+    if (config := model_config_text(d)) is not None:
+        print(for_terminal(config.strip()))
 
 
 class _Parser(WordedParser):

@@ -83,7 +83,12 @@ if TYPE_CHECKING:
     from memo_core.files.scope import Scope
     from memo_core.index.indexer import Progress, ProgressFn, RefreshStats
     from memo_core.model.embedder import Embedder
-    from memo_core.model.install import install_named, is_installed, resolve_model_dir
+    from memo_core.model.install import (
+        install_named,
+        is_installed,
+        model_config_text,
+        resolve_model_dir,
+    )
     from memo_core.model.loading import ModelSource
     from memo_core.model.onnx_embedder import load_model_dir
     from memo_core.model.sources import DEFAULT_SOURCE, MODELS, chosen_source, install_command
@@ -98,6 +103,7 @@ _LAZY = {
     "UserPath": "engine",
     "install_named": "model.install",
     "is_installed": "model.install",
+    "model_config_text": "model.install",
     "resolve_model_dir": "model.install",
     "DEFAULT_SOURCE": "model.sources",
     "MODELS": "model.sources",
@@ -194,6 +200,7 @@ __all__ = [
     "install_command",
     "install_named",
     "is_installed",
+    "model_config_text",
     "iso_time",
     "listen_failed_text",
     "load_model_dir",

@@ -533,3 +533,17 @@ def test_is_installed_is_false_for_a_fifo_config_not_a_hang(tmp_path: Path) -> N
     (target / "memo-model.json").unlink()
     os.mkfifo(target / "memo-model.json")
     assert within(is_installed, target, source) is False
+
+
+def test_memo_model_info_never_blocks_on_a_fifo_config(tmp_path: Path) -> None:
+    model = tmp_path / "model"
+    model.mkdir()
+    os.mkfifo(model / "memo-model.json")
+    run = subprocess.run(
+        [sys.executable, "-m", "memo_cli.main", "model", "info"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MEMO_MODEL_DIR": str(model)},
+        timeout=60,
+    )
+    assert run.returncode == 0 and "Traceback" not in run.stderr

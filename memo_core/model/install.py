@@ -102,6 +102,17 @@ def model_config(source: WheelSource) -> dict[str, Any]:
     }
 
 
+def model_config_text(model_dir: Path) -> str | None:
+    """The model folder's memo-model.json as text, for a person to read (`memo model info`),
+    read as memo reads files it did not make (`foreign`: no FIFO, bounded); None when there
+    is none, or it cannot be read so."""
+    try:
+        data = foreign.read_regular(Path(model_dir) / CONFIG_NAME, foreign.CONFIG_LIMIT)
+    except (OSError, foreign.Refused):
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
 def is_installed(model_dir: Path | None = None, source: WheelSource | None = None) -> bool:
     """Cheap check: the config names the verified hash and the model's files have the right
     sizes. Default: the chosen model (MEMO_MODEL, else the default) in its cache directory."""
