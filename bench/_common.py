@@ -123,7 +123,7 @@ def knn(coll: Any, store: Any, vector: Any, k: int) -> list[tuple[int, float]]:
     """The engine's nearest-neighbour search of one collection (inside `reading`); its
     vector cache made as a search makes it (a collection holds none until then, or after
     it was released)."""
-    from memo_core.search.vectors import VectorCache
+    from memo_core.index.vectors import VectorCache
 
     cache = coll._vectors = coll._vectors or VectorCache()
     cache.sync(store)

@@ -37,8 +37,10 @@ def collect(
 ) -> list:
     """Per query: (lex [(key, score)], vec [(key, score)], signals, key -> file, relevant),
     a chunk's key being (file, line): the same in every model's index of the same notes."""
+    from memo_core.search.query import Query
     from memo_core.search.ranking import word_strength
     from memo_core.text import textnorm
+    from memo_core.values import MAX_K
 
     out = []
     with C.searcher(root, embedder, tuning) as s:
@@ -54,7 +56,10 @@ def collect(
             qvecs = embedder.embed([q for q, _ in queries], query=True)
             for (q, rels), qvec in zip(queries, qvecs, strict=True):
                 terms = textnorm.query_terms(q)
-                found = coll.candidates(store, terms, None, None, CANDIDATES, "lex", stats=True)
+                asked = Query.of(q, MAX_K, "lex")
+                found = coll.candidates(
+                    store, asked, qvec=None, model_id=None, wanted=CANDIDATES, stats=True
+                )
                 lex = [(id2key[cid], sc) for cid, sc in found.lex]
                 near = C.knn(coll, store, qvec, len(id2key) if every else CANDIDATES)
                 vec = [(id2key[cid], sc) for cid, sc in near]

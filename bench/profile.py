@@ -151,7 +151,8 @@ def cmd_search(args: argparse.Namespace) -> None:
 def cmd_embed(args: argparse.Namespace) -> None:
     import apsw
 
-    from memo_core import Tuning, index_path
+    from memo_core import Tuning
+    from memo_core.files.walker import index_path
     from memo_core.index.indexer import embed_input
 
     tuning = Tuning()
@@ -226,7 +227,8 @@ def _embedmem_child(args: argparse.Namespace) -> str:
     import apsw
     import onnxruntime as ort
 
-    from memo_core import Tuning, index_path
+    from memo_core import Tuning
+    from memo_core.files.walker import index_path
     from memo_core.index.indexer import embed_input
 
     v = MEM_VARIANTS[args.variant]

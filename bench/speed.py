@@ -101,8 +101,9 @@ def child_index(args: argparse.Namespace) -> dict:
 def child_floor(args: argparse.Namespace) -> dict:
     import apsw
 
-    from memo_core import Tuning, index_path
+    from memo_core import Tuning
     from memo_core.files.discovery import discover, resolve_path
+    from memo_core.files.walker import index_path
     from memo_core.index.indexer import embed_input
 
     emb = C.get_embedder(args)
@@ -256,7 +257,9 @@ def breakdown(s, queries: list[str], k: int, mode: str) -> dict:
     engine's own pieces (query embedding, terms, FTS5 lex, KNN, fusion, rows), and of the
     whole search for comparison."""
     from memo_core.search.fusion import rank
+    from memo_core.search.query import Query
     from memo_core.text import textnorm
+    from memo_core.values import MAX_K
 
     steps: dict[str, list[float]] = {
         k_: [] for k_ in ("embed", "terms", "lex", "knn", "fuse", "rows", "sum", "search")
@@ -268,13 +271,19 @@ def breakdown(s, queries: list[str], k: int, mode: str) -> dict:
         t0 = time.perf_counter()
         qvec = emb.embed([q], query=True)[0] if emb is not None else None
         t1 = time.perf_counter()
-        terms = textnorm.query_terms(q)
+        textnorm.query_terms(q)  # what the engine does first, timed alone
         t2 = time.perf_counter()
         lex_t = knn_t = fuse_t = rows_t = 0.0
         for c in s.collections:
             with C.reading(c) as store:
                 a = time.perf_counter()
-                lex = c.candidates(store, terms, None, None, n, "lex").lex if mode != "vec" else []
+                asked = Query.of(q, min(k, MAX_K), "lex") if mode != "vec" else None
+                found = (
+                    c.candidates(store, asked, qvec=None, model_id=None, wanted=n)
+                    if asked
+                    else None
+                )
+                lex = found.lex if found else []
                 b = time.perf_counter()
                 vec = C.knn(c, store, qvec, n) if qvec is not None else []
                 d = time.perf_counter()

@@ -50,14 +50,15 @@ from memo_core.index.indexer import Indexer, ProgressFn, RefreshStats
 from memo_core.index.jobs import FailureLog, RefreshJob, WordsGate
 from memo_core.index.location import choose, clear_scratch, fallback_index_path, fresh_scratch
 from memo_core.index.store import Store
+from memo_core.index.vectors import VectorCache
 from memo_core.model.embedder import Embedder
 from memo_core.results import CollectionStatus, Hit
+from memo_core.search.query import Query
 from memo_core.search.ranking import Candidates, Placed
-from memo_core.search.vectors import VectorCache
 from memo_core.search.wordscore import word_candidates
 from memo_core.text.excerpt import excerpt
 from memo_core.tuning import Tuning
-from memo_core.values import FileNote, ModeName, Notice, NoticeKind
+from memo_core.values import FileNote, Notice, NoticeKind
 
 # How long closing waits for a refresh to stop after its batch under way: a batch stuck in
 # the model or the kernel must not hang a process's exit (it closes the index when it ends).
@@ -244,35 +245,35 @@ class Collection:
     def candidates(
         self,
         store: Store,
-        terms: list[str],
+        query: Query,
+        *,
         qvec: np.ndarray | None,
         model_id: str | None,
-        n: int,
-        mode: ModeName,
+        wanted: int,
         stats: bool = False,
-        scope: Scope | None = None,
         below: str = "",
     ) -> Candidates[Collection]:
-        """Up to n word and n vector candidates with their scores (call inside `snapshot`);
-        `stats`: with the counts of the query's words, for ranking (search.ranking);
-        `scope`: of the notes in it only, chosen among them before the n are cut, its
-        `under` read from the path searched, where this collection is the folder `below`
-        ('/'-separated; "": the path itself)."""
+        """Up to `wanted` word and as many vector candidates for `query` (`qvec`: its
+        embedding by the model `model_id`), with their scores (call inside `snapshot`);
+        `stats`: with the counts of the query's words, for ranking (search.ranking). Its
+        scope's `under` is read from the path searched, where this collection is the folder
+        `below` ('/'-separated; "": the path itself)."""
         found = Candidates(self, store)
-        among = self._in_scope(store, scope, below) if scope else None
+        among = self._in_scope(store, query.scope, below) if query.scope else None
         if among is not None and not len(among):
             return found  # nothing here is in scope
         # `among` None: every chunk (no scope, or one that leaves nothing out here).
+        scoped, mode = among is not None, query.mode
         if mode != "vec":
-            found.words = word_candidates(store, terms, n, self.tuning, scoped=among is not None)
+            found.words = word_candidates(store, query.terms, wanted, self.tuning, scoped=scoped)
         # The word statistics stay the whole collection's, as FTS5's BM25 weighs the words
         # by: a passage scores the same in a scoped search as in any other.
         if stats and mode != "vec":
-            found.chunks, found.term_docs = store.term_stats(terms)
+            found.chunks, found.term_docs = store.term_stats(query.terms)
         if qvec is not None and mode != "lex":
             vectors = self._synced(store)
             if vectors.model in (None, model_id):
-                found.vec = vectors.nearest(qvec, n, among)
+                found.vec = vectors.nearest(qvec, wanted, among)
             else:
                 found.notices.append(Notice(NoticeKind.OTHER_MODEL, str(self.root)))
         return found

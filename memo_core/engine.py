@@ -14,10 +14,10 @@ import threading
 import time
 import weakref
 from collections.abc import Sequence
-from contextlib import ExitStack
 from functools import partial
 from pathlib import Path
 
+from memo_core import searching
 from memo_core.changes import changes_since
 from memo_core.collection import CLOSE_WAIT_S, Collection
 from memo_core.errors import (
@@ -45,13 +45,10 @@ from memo_core.files.walker import is_within
 from memo_core.formatting import paged
 from memo_core.index.indexer import ProgressFn, RefreshStats
 from memo_core.index.jobs import SMALL_WORK, FailureLog, SmallWork, wait_within
-from memo_core.index.store import Store
 from memo_core.model.embedder import Embedder
 from memo_core.model.loading import ModelSource
-from memo_core.results import ChangeReport, CollectionStatus, Hit, SearchResults
-from memo_core.search import ranking
-from memo_core.search.ranking import Candidates, Placed
-from memo_core.text import textnorm
+from memo_core.results import ChangeReport, CollectionStatus, SearchResults
+from memo_core.search.query import Query
 from memo_core.text.escapes import shown, unshown
 from memo_core.tuning import Tuning
 from memo_core.values import (
@@ -62,7 +59,6 @@ from memo_core.values import (
     Notice,
     NoticeKind,
     page_budget,
-    search_arguments,
 )
 
 MAX_OPEN = 64  # collections whose connections stay open between calls (a few fds each)
@@ -171,13 +167,14 @@ class Engine:
         base, roots = self._discovered(path)
         return self._held(base, roots)
 
-    def _reachable(self, path: UserPath) -> tuple[list[Collection], list[Notice]]:
-        """The collections a read-only call (search, changes) works on under `path`: all,
-        unless that would index more than a few folders the user never named (a broad path:
-        `discovery.within_reach`); then those with an index, and a notice naming the rest."""
+    def _reachable(self, path: UserPath) -> tuple[Path, list[Collection], list[Notice]]:
+        """`path` resolved, and the collections a read-only call (search, changes) works on
+        under it: all, unless that would index more than a few folders the user never named
+        (a broad path: `discovery.within_reach`); then those with an index, and a notice
+        naming the rest."""
         base, roots = self._discovered(path)
         roots, left = within_reach(base, roots)
-        return self._held(base, roots), [left] if left else []
+        return base, self._held(base, roots), [left] if left else []
 
     def _discovered(self, path: UserPath) -> tuple[Path, list[Path]]:
         """The resolved `path` and the collection roots discovery finds there, all inside
@@ -306,96 +303,49 @@ class Engine:
         scope: Scope | None = None,
     ) -> SearchResults:
         """The k best passages for `query` under `path`, ranked together across its
-        collections, after a refresh (`refresh=False`: as indexed); `explain`: each hit
-        says why it ranks where it does (`Hit.explain`).
+        collections, after a refresh (`refresh=False`: as indexed; waited for at most
+        `refresh_budget_s`, then what is committed answers and says how far indexing got);
+        `explain`: each hit says why it ranks where it does (`Hit.explain`).
 
         Each hit shows the lines of its passage that best match the query (`Hit.line` to
         `Hit.end_line`). `offset`: skip that many better hits (the next page); the answer's
         text fits `max_chars` (default DEFAULT_MAX_CHARS; fewer hits rather than a cut) and
-        `next_offset` says where the next page starts.
-
-        `scope` (`Scope.parse`): rank only the notes in it, chosen among them before the k
-        are cut; its `under` is read from `path`.
-
-        The refresh is waited for at most `refresh_budget_s` (then the answer comes from
-        what is committed and says how far indexing got, and it goes on in the background);
-        a rebuild or another process's refresh is not waited for: the answer then comes
-        from the last snapshot and says so.
+        `next_offset` says where the next page starts. `scope` (`Scope.parse`): rank only
+        the notes in it, chosen among them before the k are cut; its `under` read from `path`.
         """
-        k, query = search_arguments(query, k, mode)
+        asked = Query.of(query, k, mode, offset=offset, scope=scope, explain=explain)
         budget = page_budget(offset, max_chars)
-        if scope is not None and not isinstance(scope, Scope):
-            raise InvalidArgumentError("search.scope_type", got=scope)
-        collections, notices = self._reachable(path)
-        below = _below(resolve_path(path), collections) if scope else {}
-        # A model not loaded yet loads its graph while the refresh walks (it needs only the
-        # model's id, unless it has passages to embed) and the vectors load.
-        loading, asked, called = not self.models.loaded, mode, time.monotonic()
-        found_before = list(notices)
-        embedder, mode = self._model(mode, notices, ready=False)
+        base, collections, notices = self._reachable(path)
+        model, asked, notices = self._prepared(collections, asked, notices, refresh, progress)
+        page, more = searching.search(base, collections, asked, model, self.tuning, notices)
+        return paged(page, more, budget)
+
+    def _prepared(
+        self,
+        collections: list[Collection],
+        query: Query,
+        notices: list[Notice],
+        refresh: bool,
+        progress: ProgressFn | None,
+    ) -> tuple[Embedder | None, Query, list[Notice]]:
+        """The collections refreshed (`refresh`), the model of `query`, ready, and the query
+        in the mode it can run in (hybrid on words alone without a model); the notices so
+        far. A model not loaded yet loads its graph while the refresh walks (it needs only
+        the model's id, unless it has passages to embed) and the vectors load."""
+        loading, called, before = not self.models.loaded, time.monotonic(), list(notices)
+        model, mode = self._model(query.mode, notices, ready=False)
         if refresh:
-            notices += self._refreshed(collections, embedder, progress)
-            if embedder is None and asked == "hybrid" and self._installed_for(collections, called):
-                notices = found_before  # the model came: this search has it after all
-                embedder, mode = self._model(asked, notices, ready=False)
-                notices += self._refreshed(collections, embedder, progress)
-        if embedder is not None:
+            notices += self._refreshed(collections, model, progress)
+            came = model is None and query.mode == "hybrid"
+            if came and self._installed_for(collections, called):
+                notices = before  # the model came: this search has it after all
+                model, mode = self._model(query.mode, notices, ready=False)
+                notices += self._refreshed(collections, model, progress)
+        if model is not None:
             for c in collections if loading else ():
                 c.load_vectors()
-            embedder, mode = self._model(mode, notices, ready=True)
-        qvec = embedder.embed([query], query=True)[0] if embedder is not None else None
-        model_id = embedder.model_id if embedder is not None else None
-        terms = textnorm.query_terms(query)
-        # Ranked: the pages before this one, this one, and one more hit to know if there are.
-        deep = offset + k + 1
-        # Words: more candidates than k, so that one that names the note can rise to the top.
-        n = deep if mode == "vec" else max(deep, self.tuning.fusion_candidates)
-        # Word statistics: to put several collections' word scores on one scale, and to
-        # weigh the word side of a hybrid search by how well the query's words match.
-        stats = len(collections) > 1 or (mode == "hybrid" and self.tuning.adaptive_fusion)
-        with ExitStack() as stack:  # every collection read from one snapshot of its own
-            found: list[Candidates[Collection]] = []
-            for c, store in self._snapshots(collections, stack, notices):
-                if store is not None:
-                    found.append(
-                        c.candidates(
-                            store, terms, qvec, model_id, n, mode, stats, scope, below.get(c, "")
-                        )
-                    )
-                    notices += found[-1].notices
-            floor = embedder.relevance_floor(qvec) if embedder and qvec is not None else None
-            placed = self._placed(found, terms, mode, deep, floor, embedder, explain)
-            hits = self._hits(found, placed[offset : offset + k], terms)
-        page = SearchResults(hits, mode, notices, offset=offset)
-        return paged(page, len(placed) > offset + k, budget)
-
-    @staticmethod
-    def _snapshots(
-        collections: list[Collection], stack: ExitStack, notices: list[Notice]
-    ) -> list[tuple[Collection, Store | None]]:
-        """Each collection with the snapshot it is read from (entered on `stack`). One that
-        cannot be opened for want of a resource (descriptors, memory) is left out and the
-        answer names it: what could be read answers; none at all is the error."""
-        opened: list[tuple[Collection, Store | None]] = []
-        left: list[Collection] = []
-        first: ResourceLimitError | None = None
-        for c in collections:
-            try:
-                opened.append((c, stack.enter_context(c.snapshot())))
-            except ResourceLimitError as e:
-                left.append(c)
-                first = first or e
-        if first is not None:
-            if not opened:
-                raise first
-            where = os.path.commonpath([str(c.root) for c in left])
-            folders = tuple(os.path.relpath(c.root, where) for c in left[:5])
-            notices.append(
-                Notice(
-                    NoticeKind.NOT_SEARCHED, where, first.message, total=len(left), folders=folders
-                )
-            )
-        return opened
+            model, mode = self._model(mode, notices, ready=True)
+        return model, query.in_mode(mode), notices
 
     def _model(
         self, mode: ModeName, notices: list[Notice], *, ready: bool
@@ -461,32 +411,6 @@ class Engine:
             notices += stats.notices
         return _one_activity_line(notices)
 
-    def _placed(
-        self,
-        found: list[Candidates[Collection]],
-        terms: list[str],
-        mode: ModeName,
-        k: int,
-        floor: float | None,
-        embedder: Embedder | None,
-        explain: bool,
-    ) -> list[Placed]:
-        """Rank every collection's candidates once (search.ranking): the k best."""
-        # A model may bring its own weight policy (chosen for it on train sets).
-        tuning = self.tuning.with_fusion(embedder.fusion) if embedder else self.tuning
-        return ranking.ranked(found, terms, mode, k, tuning, floor, explain=explain)
-
-    @staticmethod
-    def _hits(
-        found: list[Candidates[Collection]], placed: list[Placed], terms: list[str]
-    ) -> list[Hit]:
-        """The hits of ranked passages, in their order, read from each one's collection."""
-        got = [
-            f.collection.hits(f.store, [p for p in placed if p.at == i], terms)
-            for i, f in enumerate(found)
-        ]
-        return [got[p.at][p.chunk] for p in placed if p.chunk in got[p.at]]
-
     def changes(
         self,
         path: UserPath,
@@ -503,10 +427,10 @@ class Engine:
         in path order; a collection renamed or moved under `path` is its old notes removed
         and its new ones added, one that appeared all added, also since parts that name no
         folder (`changes`)."""
-        collections, notices = self._reachable(path)
+        base, collections, notices = self._reachable(path)
         if refresh:
             notices += self._refreshed(collections, None, progress)
-        return changes_since(resolve_path(path), collections, since, notices)
+        return changes_since(base, collections, since, notices)
 
     def refresh(
         self,
@@ -642,9 +566,3 @@ def _one_activity_line(notices: list[Notice]) -> list[Notice]:
     where = os.path.commonpath([n.collection or "" for n in same])
     line = Notice(kind, where, done=sum(n.done for n in same), total=sum(n.total for n in same))
     return [n for n in notices if n not in busy] + [line]
-
-
-def _below(base: Path, collections: list[Collection]) -> dict[Collection, str]:
-    """Each collection's folder relative to the path searched ('/'-separated, "" for the
-    path itself), where a scope's `under` is read from (discovery finds them at or below)."""
-    return {c: "/".join(c.root.relative_to(base).parts) for c in collections}

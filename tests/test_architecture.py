@@ -57,6 +57,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("memo_core.search",),
     ("memo_core.collection",),
     ("memo_core.changes",),
+    ("memo_core.searching",),
     ("memo_core.formatting",),
     ("memo_core.engine",),
     ("memo_core.searcher",),
@@ -226,3 +227,12 @@ def test_no_import_circle_among_the_engines_modules() -> None:
     for start in sorted(graph):
         visit(start, [start], {start})
     assert circles == [], circles
+
+
+def test_engine_search_is_a_short_call_into_searching() -> None:
+    """Search is one thing (`searching`, with the query checked once in `search.query`):
+    `Engine.search` only builds the query, finds the collections and hands over."""
+    tree = ast.parse((REPO / "memo_core" / "engine.py").read_text(encoding="utf-8"))
+    [engine] = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Engine"]
+    [search] = [n for n in engine.body if isinstance(n, ast.FunctionDef) and n.name == "search"]
+    assert search.end_lineno is not None and search.end_lineno - search.lineno + 1 <= 40

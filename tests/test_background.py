@@ -98,7 +98,7 @@ def test_nothing_found_while_vectors_come_is_not_the_final_answer(
         assert text.endswith(want + "\n") and "ничего не найдено\n" not in text.replace(want, "")
         slow.gate.set()
         e.refresh(notes)
-        final = e.search(notes, "zebra quantum", mode="lex")
+        final = e.search(notes, "zebra quantum", mode="lex", refresh=False)  # whole now
         assert format_hits(final, lang=words) == (
             "ничего не найдено\n" if lang == "ru" else "nothing found\n"
         )

@@ -18,7 +18,7 @@ from test_vector_updates import assert_held_as_int8, row_by_row
 
 from memo_core import Embedder, Engine, ModelSource, Searcher, Tuning
 from memo_core.index.store import Store
-from memo_core.search.vectors import VectorCache
+from memo_core.index.vectors import VectorCache
 from memo_core.text import textnorm
 from memo_mcp import server as memo_server
 

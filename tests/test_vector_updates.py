@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from memo_core.index.store import Store
-from memo_core.search.vectors import VectorCache
+from memo_core.index.vectors import VectorCache
 
 DIM = 8
 

@@ -13,7 +13,7 @@ from conftest import write_notes
 
 from memo_core import Embedder, Engine, ModelSource, Searcher
 from memo_core.index.store import Store
-from memo_core.search.vectors import VectorCache
+from memo_core.index.vectors import VectorCache
 
 
 def _vec0_knn(store: Store, q: np.ndarray, k: int) -> list[tuple[int, float]]:

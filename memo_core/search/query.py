@@ -1,0 +1,67 @@
+"""A search as the user asked for it: checked once, whatever front end built it, and read by
+every stage (candidates, ranking, hits)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from memo_core.errors import InvalidArgumentError
+from memo_core.files.scope import Scope
+from memo_core.text import textnorm
+from memo_core.tuning import Tuning
+from memo_core.values import (
+    DEFAULT_K,
+    DEFAULT_MODE,
+    MAX_OFFSET,
+    ModeName,
+    search_arguments,
+    whole_number,
+)
+
+
+@dataclass(frozen=True)
+class Query:
+    """`text` (its normalised `terms`), the `k` best passages after the `offset` better
+    ones, in `mode`; `scope`: only the notes in it; `explain`: say why each ranks there."""
+
+    text: str
+    k: int = DEFAULT_K
+    mode: ModeName = DEFAULT_MODE
+    offset: int = 0
+    scope: Scope | None = None
+    explain: bool = False
+    terms: list[str] = field(default_factory=list, compare=False)
+
+    @classmethod
+    def of(
+        cls,
+        text: str,
+        k: int = DEFAULT_K,
+        mode: ModeName = DEFAULT_MODE,
+        *,
+        offset: int = 0,
+        scope: Scope | None = None,
+        explain: bool = False,
+    ) -> Query:
+        """The query of a front end's arguments; InvalidArgumentError for one it cannot
+        be (an empty text, a k or offset out of range, a mode memo lacks, a bad scope)."""
+        k, text = search_arguments(text, k, mode)
+        whole_number("offset", offset, 0, MAX_OFFSET)
+        if scope is not None and not isinstance(scope, Scope):
+            raise InvalidArgumentError("search.scope_type", got=scope)
+        return cls(text, k, mode, offset, scope, explain, textnorm.query_terms(text))
+
+    @property
+    def deep(self) -> int:
+        """How many to rank: the pages before this one, this one, and one more hit to know
+        whether there are more."""
+        return self.offset + self.k + 1
+
+    def wanted(self, tuning: Tuning) -> int:
+        """Candidates to gather from each side: more words than ranked, so that a passage
+        that names the note can rise to the top."""
+        return self.deep if self.mode == "vec" else max(self.deep, tuning.fusion_candidates)
+
+    def in_mode(self, mode: ModeName) -> Query:
+        """The same query searched in `mode` (hybrid on words alone, without a model)."""
+        return replace(self, mode=mode)
