@@ -20,17 +20,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memo_core import MAX_CHARS_RANGE, Embedder, ModelSource, Searcher, Tuning
+from memo_core import Embedder, ModelSource, Searcher, Tuning
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_WORKDIR = Path(os.environ.get("MEMO_BENCH_DIR", "/tmp/memo-bench"))
-# The largest answer a search may be asked for: what a benchmark of ranking passes as
-# `max_chars`, so that it judges all k hits. An answer within the default budget holds fewer
-# hits than a k of 50 or 100 asks for (about 9 of SciFact's), and its files' nDCG@10 would
-# count the hits left for the next page as not found.
-WHOLE = MAX_CHARS_RANGE[1]
-
-
 # -- model -------------------------------------------------------------------------------
 
 

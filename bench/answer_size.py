@@ -34,7 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 from speed import note_titles  # noqa: E402
 
-from memo_core import DEFAULT_MAX_CHARS, format_hits  # noqa: E402
+from memo_core import DEFAULT_MAX_CHARS
+from memo_text import format_hits
 
 OLD_HIT_CHARS = 4000  # what a hit carried before issue 22 (values.MAX_HIT_CHARS then)
 QUESTIONS = {
@@ -152,7 +153,7 @@ def _chunk_of(store, h):
 def measure(s, queries: list[str]) -> dict:
     before, after, unbudgeted, kept, found, blocks = [], [], [], [], [], []
     for q in queries:
-        full = s.search(q, k=8, mode="lex", refresh=False, max_chars=C.WHOLE)
+        full = s.search(q, k=8, mode="lex", refresh=False)
         page = s.search(q, k=8, mode="lex", refresh=False)
         if not full:
             continue

@@ -157,9 +157,7 @@ def ranked_files(hits: list, k: int = 10) -> list[str]:
 def evaluate(searcher, queries: list[tuple[str, str]], mode: str) -> dict:
     per: dict[str, list[float]] = {"ndcg": [], "recall": [], "mrr": []}
     for query, answer in queries:
-        files = ranked_files(
-            searcher.search(query, k=50, mode=mode, refresh=False, max_chars=C.WHOLE)
-        )
+        files = ranked_files(searcher.search(query, k=50, mode=mode, refresh=False))
         rels = {answer: 1}
         per["ndcg"].append(C.ndcg(files, rels))
         per["recall"].append(C.recall(files, rels))

@@ -54,9 +54,7 @@ def run(ru: Path, work: Path, sets: dict[str, list[tuple[str, str]]]) -> dict:
             ndcg, mrr = [], []
             t = time.perf_counter()
             for query, answer in queries:
-                hits = engine.search(
-                    root, query, k=50, mode="lex", refresh=False, max_chars=C.WHOLE
-                )
+                hits = engine.search(root, query, k=50, mode="lex", refresh=False)
                 files = ranked_files(hits)
                 ndcg.append(C.ndcg(files, {answer: 1}))
                 mrr.append(C.mrr(files, {answer: 1}))

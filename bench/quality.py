@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> dict:
             per: dict[str, list[float]] = {"ndcg": [], "recall": [], "mrr": []}
             t0 = time.perf_counter()
             for qid in qids:
-                hits = search(queries[qid], k=args.k, mode=mode, refresh=False, max_chars=C.WHOLE)
+                hits = search(queries[qid], k=args.k, mode=mode, refresh=False)
                 files = C.files_in_order((h.path for h in hits), 10)
                 rels = qrels[qid]
                 per["ndcg"].append(C.ndcg(files, rels))

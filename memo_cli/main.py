@@ -33,32 +33,37 @@ from memo_core import (
     Engine,
     FileNote,
     InvalidArgumentError,
-    Lang,
     MemoError,
+    ModelSource,
     Scope,
-    WordedParser,
     __version__,
-    changes_data,
+    char_budget,
     chosen_source,
-    file_note_text,
     for_terminal,
+    install_command,
+    install_named,
+    is_installed,
+    leave,
+    model_config_text,
+    refresh_budget,
+    resolve_model_dir,
+    settings,
+    shown,
+)
+from memo_text import (
+    Lang,
+    WordedParser,
+    changes_data,
+    file_note_text,
+    fitted,
     format_changes,
     format_hits,
     format_read,
     format_refresh,
     format_reindex,
     format_status,
-    install_command,
-    install_named,
-    is_installed,
-    leave,
-    model_config_text,
     notice_text,
-    refresh_budget,
-    resolve_model_dir,
     search_data,
-    settings,
-    shown,
     user_language,
 )
 
@@ -67,6 +72,7 @@ Command = Callable[[Engine, argparse.Namespace], None]
 
 def _search(engine: Engine, a: argparse.Namespace) -> None:
     scope = Scope.parse(under=a.under, tags=a.tag, after=a.after, before=a.before)
+    char_budget(a.max_chars)  # a bad budget is a usage error before any search
     bar = ProgressBar(a.lang)
     try:
         results = engine.search(
@@ -77,11 +83,11 @@ def _search(engine: Engine, a: argparse.Namespace) -> None:
             progress=bar,
             explain=a.explain,
             offset=a.offset,
-            max_chars=a.max_chars,
             scope=scope,
         )
     finally:
         bar.done()
+    results = fitted(results, a.max_chars, a.lang)  # the budget as this reader reads it
     if a.json:
         _print_json(search_data(results, lang=a.lang))
     else:
@@ -355,6 +361,8 @@ def _run(args: argparse.Namespace) -> int:
     interactive = not getattr(args, "json", False) and sys.stdout.isatty()
     try:
         engine = Engine(
+            # a model a search installs says each step in the reader's language
+            models=ModelSource(log=lambda step: _say(args.lang.word(step))),
             refresh_budget_s=None if interactive else refresh_budget(),
             notify=args.command == "watch",  # a long-lived process: learn changes from the OS
         )

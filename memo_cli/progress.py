@@ -6,7 +6,8 @@ import sys
 import time
 from typing import TextIO
 
-from memo_core import Lang, Progress
+from memo_core import Progress
+from memo_text import Lang
 
 BAR_WIDTH = 24
 MIN_INTERVAL_S = 0.2

@@ -9,17 +9,8 @@ from pathlib import Path
 
 import watchfiles
 
-from memo_core import (
-    Engine,
-    Lang,
-    UserPath,
-    format_update,
-    notice_text,
-    relevant_change,
-    resolve_path,
-    shown,
-    whole_number,
-)
+from memo_core import Engine, UserPath, relevant_change, resolve_path, shown, whole_number
+from memo_text import Lang, format_update, notice_text
 
 DEBOUNCE_MS = 300
 MAX_DEBOUNCE_MS = 60_000  # a minute of quiet: beyond it a save would wait for no reason

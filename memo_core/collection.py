@@ -21,7 +21,6 @@ from pathlib import Path
 import apsw
 import numpy as np
 
-from memo_core.catalogue import Message
 from memo_core.errors import (
     FolderChangedError,
     IndexBusyError,
@@ -51,6 +50,7 @@ from memo_core.index.jobs import FailureLog, RefreshJob, WordsGate
 from memo_core.index.location import choose, clear_scratch, fallback_index_path, fresh_scratch
 from memo_core.index.store import Store
 from memo_core.index.vectors import VectorCache
+from memo_core.messages import Message
 from memo_core.model.embedder import Embedder
 from memo_core.results import CollectionStatus, Hit
 from memo_core.search.query import Query

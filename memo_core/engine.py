@@ -42,7 +42,6 @@ from memo_core.files.notes import (
 )
 from memo_core.files.scope import Scope
 from memo_core.files.walker import is_within
-from memo_core.formatting import paged
 from memo_core.index.indexer import ProgressFn, RefreshStats
 from memo_core.index.jobs import SMALL_WORK, FailureLog, SmallWork, wait_within
 from memo_core.model.embedder import Embedder
@@ -58,7 +57,6 @@ from memo_core.values import (
     ModeName,
     Notice,
     NoticeKind,
-    page_budget,
 )
 
 MAX_OPEN = 64  # collections whose connections stay open between calls (a few fds each)
@@ -299,7 +297,6 @@ class Engine:
         progress: ProgressFn | None = None,
         explain: bool = False,
         offset: int = 0,
-        max_chars: int | None = None,
         scope: Scope | None = None,
     ) -> SearchResults:
         """The k best passages for `query` under `path`, ranked together across its
@@ -308,17 +305,16 @@ class Engine:
         `explain`: each hit says why it ranks where it does (`Hit.explain`).
 
         Each hit shows the lines of its passage that best match the query (`Hit.line` to
-        `Hit.end_line`). `offset`: skip that many better hits (the next page); the answer's
-        text fits `max_chars` (default DEFAULT_MAX_CHARS; fewer hits rather than a cut) and
-        `next_offset` says where the next page starts. `scope` (`Scope.parse`): rank only
-        the notes in it, chosen among them before the k are cut; its `under` read from `path`.
+        `Hit.end_line`). `offset`: skip that many better hits (the next page), and
+        `next_offset` says where the next one starts (None: no more hits); the presentation
+        layer fits a page into a reader's budget (`memo_text.fitted`). `scope`
+        (`Scope.parse`): rank only the notes in it, chosen among them before the k are
+        cut; its `under` read from `path`.
         """
         asked = Query.of(query, k, mode, offset=offset, scope=scope, explain=explain)
-        budget = page_budget(offset, max_chars)
         base, collections, notices = self._reachable(path)
         model, asked, notices = self._prepared(collections, asked, notices, refresh, progress)
-        page, more = searching.search(base, collections, asked, model, self.tuning, notices)
-        return paged(page, more, budget)
+        return searching.search(base, collections, asked, model, self.tuning, notices)
 
     def _prepared(
         self,

@@ -7,7 +7,7 @@ end words it in the reader's language with `Lang.word(e)`.
 
 from __future__ import annotations
 
-from memo_core.catalogue import TEXTS, Message
+from memo_core.messages import TEXTS, Message
 
 
 class MemoError(Exception):

@@ -29,10 +29,11 @@ def search(
     model: Embedder | None,
     tuning: Tuning,
     notices: list[Notice],
-) -> tuple[SearchResults, bool]:
+) -> SearchResults:
     """The page `query` asks for, of the collections found under `base` (refreshed as the
-    caller wanted), ranked together as one; and whether more hits lie beyond it. `model`:
-    the query's embedding (None: words only); `notices`: what the answer says already."""
+    caller wanted), ranked together as one, and where the next page starts (None: no more
+    hits). `model`: the query's embedding (None: words only); `notices`: what the answer
+    says already."""
     qvec = model.embed([query.text], query=True)[0] if model is not None else None
     # Word statistics: to put several collections' word scores on one scale, and to weigh
     # the word side of a hybrid search by how well the query's words match.
@@ -56,8 +57,9 @@ def search(
                 notices += found[-1].notices
         placed = _ranked(found, query, qvec, model, tuning)
         hits = _hits(found, placed[query.offset : query.offset + query.k], query.terms)
-    page = SearchResults(hits, query.mode, notices, offset=query.offset)
-    return page, len(placed) > query.offset + query.k
+    more = len(placed) > query.offset + query.k
+    next_offset = query.offset + len(hits) if more else None
+    return SearchResults(hits, query.mode, notices, offset=query.offset, next_offset=next_offset)
 
 
 def _below(base: Path, c: Collection) -> str:

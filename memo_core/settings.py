@@ -12,8 +12,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from memo_core.catalogue import Message
 from memo_core.errors import SettingError
+from memo_core.messages import Message
 
 MODEL_DIR = "MEMO_MODEL_DIR"  # a model directory to use instead of an installed model
 MODEL = "MEMO_MODEL"  # which registry model memo uses (`memo model info` lists them)
@@ -58,7 +58,8 @@ def roots() -> str:
 
 
 def language() -> str | None:
-    """MEMO_LANG as given (None when not set); `catalogue.user_language` reads it."""
+    """MEMO_LANG as given (None when not set); the presentation layer reads it
+    (`memo_text.user_language`)."""
     return os.environ.get(LANG)
 
 

@@ -98,10 +98,8 @@ def refresh_budget(default: float = DEFAULT_REFRESH_BUDGET_S) -> float:
     return settings.refresh_budget(default)
 
 
-def page_budget(offset: object, max_chars: object) -> int:
-    """A search answer's budget of characters, once `offset` and `max_chars` are known to
-    be good."""
-    whole_number("offset", offset, 0, MAX_OFFSET)
+def char_budget(max_chars: object) -> int:
+    """An answer's budget of characters (None: the default), once known to be good."""
     if max_chars is None:
         return DEFAULT_MAX_CHARS
     return whole_number("max_chars", max_chars, *MAX_CHARS_RANGE)

@@ -39,7 +39,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from memo_core import Lang, Message, SettingError, __version__, listen_failed_text, settings
+from memo_core import Message, SettingError, __version__, settings
+from memo_text import Lang, listen_failed_text
 
 from .http_guard import (
     REQUEST_TIMEOUT_S,

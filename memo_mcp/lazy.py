@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,18 +24,25 @@ log = logging.getLogger("memo_mcp")
 class LazyEngine:
     """`get()` gives the Engine (made once, for `roots`)."""
 
-    def __init__(self, roots: Sequence[Path], engine: Engine | None = None) -> None:
+    def __init__(
+        self,
+        roots: Sequence[Path],
+        engine: Engine | None = None,
+        say: Callable[[str], None] | None = None,
+    ) -> None:
         self.roots = list(roots)
         self._engine = engine
+        self._say = say  # how a model install the engine starts says each step (stderr)
         self._lock = threading.Lock()
 
     def get(self) -> Engine:
         with self._lock:
             if self._engine is None:
-                from memo_core import Engine  # the heavy part, on first use
+                from memo_core import Engine, ModelSource  # the heavy part, on first use
 
                 # A long-lived process: searches wait a bounded time, changes come from the OS.
                 self._engine = Engine(
+                    models=ModelSource(log=self._say),
                     roots=self.roots,
                     refresh_budget_s=refresh_budget(SERVER_REFRESH_BUDGET_S),
                     notify=True,

@@ -21,7 +21,8 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
 from pydantic import Field
 
-from memo_core import Lang, MemoError, confine, for_terminal
+from memo_core import MemoError, confine, for_terminal
+from memo_text import Lang
 
 from .places import Places, as_written
 

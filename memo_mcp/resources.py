@@ -38,19 +38,16 @@ from mcp.types import INTERNAL_ERROR, INVALID_PARAMS
 
 from memo_core import (
     NOTE_LIMIT,
-    Lang,
     MemoError,
     NoteNotFoundError,
-    changes_data,
     confine,
     find_indexes,
     for_terminal,
-    iso_time,
-    note_text,
     shown,
 )
 from memo_mcp.lazy import LazyEngine
 from memo_mcp.places import Places, Recent
+from memo_text import Lang, changes_data, iso_time, note_text
 
 COLLECTIONS_URI = "memo://collections"
 NOTE_TEMPLATE = "memo://note/{collection}/{+path}"

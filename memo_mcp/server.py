@@ -45,25 +45,16 @@ from memo_core import (
     MAX_K,
     MAX_OFFSET,
     MODES,
-    Lang,
     MemoError,
     ModeName,
     NoCollectionError,
     PathNotFoundError,
-    WordedParser,
     __version__,
     allowed_roots,
-    changes_data,
+    char_budget,
     for_terminal,
-    format_changes,
-    format_hits,
-    format_read,
-    format_reindex,
-    format_status,
     leave,
-    search_data,
     settings,
-    user_language,
 )
 from memo_mcp.completions import register_completions
 from memo_mcp.http_transport import add_http_options, http_config, serve_http
@@ -72,6 +63,19 @@ from memo_mcp.places import DEVICE_WORKERS, FOLDER_WORKERS, WORKERS, Places
 from memo_mcp.prompts import register_prompts
 from memo_mcp.resources import register_resources
 from memo_mcp.stdio_guard import serve_stdio
+from memo_text import (
+    Lang,
+    WordedParser,
+    changes_data,
+    fitted,
+    format_changes,
+    format_hits,
+    format_read,
+    format_reindex,
+    format_status,
+    search_data,
+    user_language,
+)
 
 if TYPE_CHECKING:
     from memo_core import Engine, Progress
@@ -105,7 +109,7 @@ T = TypeVar("T")
 
 
 class SearchHit(BaseModel):
-    """One hit of memo_search's structuredContent (`memo_core.search_data`)."""
+    """One hit of memo_search's structuredContent (`memo_text.search_data`)."""
 
     path: str = Field(description="The note, absolute")
     relpath: str = Field(description="The note, relative to its collection")
@@ -307,6 +311,11 @@ async def _closing_engine(server: MCPServer) -> AsyncIterator[None]:
             await anyio.to_thread.run_sync(server.engines.close_within, SERVER_STOP_WAIT_S)
 
 
+def _say_on_stderr(step: str, lang: Lang) -> None:
+    """A step of a model install memo-mcp's engine started (stdout is the protocol's)."""
+    print(f"memo-mcp: {for_terminal(lang.word(step))}", file=sys.stderr, flush=True)
+
+
 def build_server(
     roots: list[Path] | None = None, engine: Engine | None = None, lang: Lang | None = None
 ) -> MemoServer:
@@ -315,7 +324,7 @@ def build_server(
     answer in `lang` (default: the one MEMO_LANG names)."""
     roots = allowed_roots() if roots is None else list(roots)
     lang = lang or user_language(settings.language())[0]
-    engines = LazyEngine(roots, engine)
+    engines = LazyEngine(roots, engine, say=lambda step: _say_on_stderr(step, lang))
     server = MemoServer(
         name="memo",
         version=__version__,
@@ -399,16 +408,11 @@ def build_server(
             from memo_core import Scope  # with the engine, on first use (not at start)
 
             scope = Scope.parse(under=under, tags=tags, after=after, before=before)
-            results = engines.get().search(
-                p,
-                query,
-                k,
-                mode,
-                progress=progress,
-                offset=offset,
-                max_chars=max_chars,
-                scope=scope,
+            char_budget(max_chars)  # a bad budget is said before any search
+            found = engines.get().search(
+                p, query, k, mode, progress=progress, offset=offset, scope=scope
             )
+            results = fitted(found, max_chars, lang)  # the budget as this reader reads it
             text = TextContent(type="text", text=format_hits(results, lang=lang))
             data = search_data(results, printable=True, lang=lang)
             return CallToolResult(content=[text], structured_content=data)

@@ -21,10 +21,10 @@ from memo_core import (
     InvalidArgumentError,
     ModelSource,
     SearchResults,
-    format_hits,
 )
 from memo_core.text.excerpt import EXCERPT_CHARS, EXCERPT_LINES, excerpt
 from memo_mcp.server import build_server
+from memo_text import Lang, fitted, format_hits
 
 HIT = re.compile(r"^(/.+?):(\d+)  (.*)$")  # SPEC: `<path>:<line>  <heading>`
 FILLER = [f"Строка {i}: про погоду и прочее." for i in range(40)]
@@ -221,14 +221,18 @@ def test_a_line_longer_than_the_excerpt_is_shown_around_its_match() -> None:
 # -- budgets ------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("lang", [Lang.RU, Lang.EN])
 @pytest.mark.parametrize("max_chars", [500, 900, 2000, DEFAULT_MAX_CHARS, None])
 def test_the_answer_fits_its_budget_with_at_least_one_hit(
-    tmp_path: Path, max_chars: int | None
+    tmp_path: Path, max_chars: int | None, lang: Lang
 ) -> None:
+    """The budget is the reader's: an English answer fits as an English reader reads it
+    (measured on the Russian texts, English answers overshot by up to 44 characters)."""
     root = many_notes(tmp_path / "many")
     with engine() as e:
-        results = e.search(root, "restic backup", k=20, mode="lex", max_chars=max_chars)
-    text = format_hits(results)
+        found = e.search(root, "restic backup", k=20, mode="lex")
+    results = fitted(found, max_chars, lang)
+    text = format_hits(results, lang=lang)
     assert len(text) <= (max_chars or DEFAULT_MAX_CHARS)
     assert len(results) >= 1
     if len(results) < 20:  # cut by the budget: the last line says where to go on
@@ -236,22 +240,41 @@ def test_the_answer_fits_its_budget_with_at_least_one_hit(
         assert text.endswith(f"offset {len(results)})\n")
 
 
+def test_an_english_answer_with_notices_fits_its_budget(tmp_path: Path) -> None:
+    """English notices run longer than Russian ones: every line counts in the reader's."""
+    root = many_notes(tmp_path / "many")
+    with engine() as e:
+        found = e.search(root, "restic backup", k=20, mode="hybrid")  # no model: a notice
+    assert found.notices
+    for budget in range(500, 1400, 37):
+        text = format_hits(fitted(found, budget, Lang.EN), lang=Lang.EN)
+        assert len(text) <= budget, (budget, len(text))
+
+
 def test_one_hit_too_big_for_the_budget_is_cut_at_a_line_end(tmp_path: Path) -> None:
     line = "restic и ещё немного слов про ночной бэкап сервера\n"
     root = write_notes(tmp_path / "big", {"a.md": "# A\n\n" + line * 60})
     with engine() as e:
-        whole = e.search(root, "restic", k=1, mode="lex", max_chars=100_000)
-        results = e.search(root, "restic", k=1, mode="lex", max_chars=500)
+        found = e.search(root, "restic", k=1, mode="lex")
+    whole, results = fitted(found, 100_000), fitted(found, 500)
     [hit] = results
     assert len(format_hits(results)) <= 500 < len(format_hits(whole))
     assert hit.text.split("\n") == shown_lines(hit)  # whole lines, numbered as they are
     assert hit.line == whole[0].line and hit.end_line < whole[0].end_line
 
 
-@pytest.mark.parametrize(("offset", "max_chars"), [(-1, None), (10**6, None), (0, 10), (0, True)])
-def test_bad_pages_and_budgets_are_clear_errors(notes: Path, offset: int, max_chars: int) -> None:
+@pytest.mark.parametrize("offset", [-1, 10**6, True])
+def test_bad_pages_are_clear_errors(notes: Path, offset: int) -> None:
     with engine() as e, pytest.raises(InvalidArgumentError, match="whole number"):
-        e.search(notes, "restic", offset=offset, max_chars=max_chars)
+        e.search(notes, "restic", offset=offset)
+
+
+@pytest.mark.parametrize("max_chars", [10, True, 10**9])
+def test_bad_budgets_are_clear_errors(notes: Path, max_chars: int) -> None:
+    with engine() as e:
+        found = e.search(notes, "restic")
+    with pytest.raises(InvalidArgumentError, match="whole number"):
+        fitted(found, max_chars)
 
 
 # -- pages --------------------------------------------------------------------------------
@@ -265,10 +288,10 @@ def test_two_pages_are_the_first_2k_hits(
     root = many_notes(tmp_path / "many")
     big = 100_000
     with engine(tiny_embedder) as e:
-        whole = e.search(root, "restic backup", k=2 * k, mode=mode, max_chars=big)
-        one = e.search(root, "restic backup", k=k, mode=mode, max_chars=big)
+        whole = fitted(e.search(root, "restic backup", k=2 * k, mode=mode), big)
+        one = fitted(e.search(root, "restic backup", k=k, mode=mode), big)
         assert one.next_offset == k
-        two = e.search(root, "restic backup", k=k, mode=mode, offset=k, max_chars=big)
+        two = fitted(e.search(root, "restic backup", k=k, mode=mode, offset=k), big)
     key = [(h.path, h.line, h.end_line) for h in whole]
     assert [(h.path, h.line, h.end_line) for h in [*one, *two]] == key
     assert len(set(key)) == len(key) == 2 * k

@@ -43,7 +43,7 @@ CLI = sorted((REPO / "memo_cli").glob("*.py"))
 # never one above. Within a layer, a sub-package imports only itself (and the layers below).
 LAYERS: list[tuple[str, ...]] = [
     # Every text a user reads: below the errors, whose English text it gives.
-    ("memo_core.catalogue",),
+    ("memo_core.messages",),
     ("memo_core._version", "memo_core.errors", "memo_core.shutdown"),
     ("memo_core.settings",),  # the environment, read once: its errors are MemoErrors
     # The values every layer shares, and their checks (InvalidArgumentError).
@@ -58,7 +58,6 @@ LAYERS: list[tuple[str, ...]] = [
     ("memo_core.collection",),
     ("memo_core.changes",),
     ("memo_core.searching",),
-    ("memo_core.formatting",),
     ("memo_core.engine",),
     ("memo_core.searcher",),
 ]
@@ -114,21 +113,46 @@ def test_engine_modules_stay_small(path: Path) -> None:
 
 
 FRONT_ENDS = sorted((REPO / "memo_mcp").glob("*.py")) + CLI
+PRESENTATION = sorted((REPO / "memo_text").glob("*.py"))
+
+
+@pytest.mark.parametrize("path", FRONT_ENDS + PRESENTATION, ids=lambda p: str(p.relative_to(REPO)))
+def test_front_ends_and_presentation_use_only_the_engines_front_door(path: Path) -> None:
+    import memo_core
+
+    _only_front_door(path, "memo_core", set(memo_core.__all__))
 
 
 @pytest.mark.parametrize("path", FRONT_ENDS, ids=lambda p: str(p.relative_to(REPO)))
-def test_front_ends_use_only_the_engines_front_door(path: Path) -> None:
-    import memo_core
+def test_front_ends_use_only_the_presentations_front_door(path: Path) -> None:
+    import memo_text
 
+    _only_front_door(path, "memo_text", set(memo_text.__all__))
+
+
+def test_the_engine_words_nothing_for_people() -> None:
+    """No formatting, catalogue or command-line parser inside the engine: it answers with
+    data and keyed errors, and `memo_text` words them."""
+    names = {p.stem for p in ENGINE} | {
+        p.name for p in (REPO / "memo_core").rglob("*") if p.is_dir()
+    }
+    assert not names & {"formatting", "catalogue"}
+    assert not [p.name for p in ENGINE if "argparse" in _imports(p)]
+    assert not [p.name for p in ENGINE if "memo_text" in {n.split(".")[0] for n in _imports(p)}]
+
+
+def _only_front_door(path: Path, package: str, exported: set[str]) -> None:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            deep = [a.name for a in node.names if a.name.startswith("memo_core.")]
+            deep = [a.name for a in node.names if a.name.startswith(package + ".")]
             assert not deep, f"{path.name} imports {deep}"
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("memo_core"):
-            assert node.module == "memo_core", f"{path.name} imports from {node.module}"
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(package):
+            if path.parent.name == package:
+                continue  # the package's own modules import each other
+            assert node.module == package, f"{path.name} imports from {node.module}"
             names = {a.name for a in node.names}
-            assert names <= set(memo_core.__all__), f"{path.name}: {names - set(memo_core.__all__)}"
+            assert names <= exported, f"{path.name}: {names - exported}"
 
 
 def test_the_front_door_exports_what_it_lists() -> None:
@@ -236,3 +260,21 @@ def test_engine_search_is_a_short_call_into_searching() -> None:
     [engine] = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Engine"]
     [search] = [n for n in engine.body if isinstance(n, ast.FunctionDef) and n.name == "search"]
     assert search.end_lineno is not None and search.end_lineno - search.lineno + 1 <= 40
+
+
+def test_the_front_doors_lazy_names_are_the_ones_type_checkers_see() -> None:
+    """Each lazy name is written where type checkers read it (the TYPE_CHECKING imports)
+    and where the front door finds it at run time (`_LAZY`): the two must name the same."""
+    import memo_core
+
+    tree = ast.parse((REPO / "memo_core" / "__init__.py").read_text(encoding="utf-8"))
+    [block] = [
+        n for n in tree.body if isinstance(n, ast.If) and "TYPE_CHECKING" in ast.dump(n.test)
+    ]
+    typed = {
+        (a.asname or a.name, f"{node.module}".removeprefix("memo_core."))
+        for node in block.body
+        if isinstance(node, ast.ImportFrom)
+        for a in node.names
+    }
+    assert typed == set(memo_core._LAZY_MODULE.items())

@@ -12,16 +12,9 @@ import pytest
 from conftest import HANG_S, write_notes
 from mcp_helpers import WireServer, server_env
 
-from memo_core import (
-    Embedder,
-    Engine,
-    ModelSource,
-    NoticeKind,
-    Tuning,
-    format_status,
-    notice_text,
-)
+from memo_core import Embedder, Engine, ModelSource, NoticeKind, Tuning
 from memo_core.index.jobs import NO_SMALL_WORK as LONG  # a slow model: no folder is small
+from memo_text import format_status, notice_text
 
 
 class SlowEmbedder(Embedder):
@@ -79,7 +72,7 @@ def test_nothing_found_while_vectors_come_is_not_the_final_answer(
 ) -> None:
     """A search that finds nothing before the vectors are made says nothing was found yet,
     and how much could be searched by meaning; once the index is whole, the final words."""
-    from memo_core import Lang, format_hits
+    from memo_text import Lang, format_hits
 
     notes = many_notes(tmp_path / "notes", 40)
     words = Lang.EN if lang == "en" else Lang.RU

@@ -21,10 +21,11 @@ from mcp.shared.exceptions import MCPError
 from mcp_helpers import WireServer, server_env
 
 from memo_cli.main import main
-from memo_core import ChangeReport, Engine, format_changes
+from memo_core import ChangeReport, Engine
 from memo_core.index.history import EMPTY_FINGERPRINT, KEEP_DAYS, KEEP_VERSIONS
 from memo_core.index.store import Store
 from memo_mcp.server import build_server
+from memo_text import format_changes
 
 NOTES = {
     "a.md": "# A\n\nalpha\n",

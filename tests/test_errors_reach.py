@@ -16,17 +16,10 @@ import numpy as np
 import pytest
 from conftest import HANG_S, write_notes
 
-from memo_core import (
-    Embedder,
-    Engine,
-    FolderChangedError,
-    ModelSource,
-    NoticeKind,
-    format_status,
-    notice_text,
-)
+from memo_core import Embedder, Engine, FolderChangedError, ModelSource, NoticeKind
 from memo_core.collection import CLOSE_WAIT_S
 from memo_core.index.jobs import NO_SMALL_WORK as LONG  # a slow model: no folder is small
+from memo_text import format_status, notice_text
 
 
 class FailingEmbedder(Embedder):

@@ -18,9 +18,10 @@ import numpy as np
 import pytest
 from conftest import REPO, write_notes
 
-from memo_core import Embedder, Engine, Lang, ModelSource, NoticeKind, Tuning, format_hits
+from memo_core import Embedder, Engine, ModelSource, NoticeKind, Tuning
 from memo_core.index.jobs import SmallWork
 from memo_core.model.install import default_model_dir
+from memo_text import Lang, format_hits
 
 
 class PacedEmbedder(Embedder):

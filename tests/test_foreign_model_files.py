@@ -29,8 +29,7 @@ import pytest
 from conftest import HANG_S, REPO
 from tinyq4 import write_wheel
 
-from memo_core import settings
-from memo_core.catalogue import Message
+from memo_core import Message, settings
 from memo_core.errors import ModelInstallError, ModelUnavailableError
 from memo_core.model import foreign
 from memo_core.model.embedder import l2_normalize

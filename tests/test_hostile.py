@@ -21,16 +21,9 @@ import pytest
 from conftest import write_notes
 from mcp.shared.exceptions import MCPError
 
-from memo_core import (
-    Embedder,
-    Engine,
-    FileNote,
-    MemoError,
-    ModelSource,
-    format_hits,
-    format_status,
-)
+from memo_core import Embedder, Engine, FileNote, MemoError, ModelSource
 from memo_core.text.excerpt import EXCERPT_CHARS, EXCERPT_LINES
+from memo_text import format_hits, format_status
 
 NOTES = {"a.md": "# A\n\ncat and dog\n", "sub/b.md": "# B\n\nbird\n"}
 

@@ -10,8 +10,9 @@ import apsw
 import pytest
 from conftest import write_notes
 
-from memo_core import Engine, ModelSource, NoticeKind, Tuning, format_hits, notice_text
+from memo_core import Engine, ModelSource, NoticeKind, Tuning
 from memo_core.index.schema import MIGRATIONS, SCHEMA_VERSION
+from memo_text import format_hits, notice_text
 
 LONG = {"long.md": "# Long\n\n" + "\n\n".join(f"paragraph {i} " + "word " * 30 for i in range(6))}
 

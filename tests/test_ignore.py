@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 from conftest import write_notes
 
-from memo_core import Engine, ModelSource, format_status
+from memo_core import Engine, ModelSource
 from memo_core.files.fsafe import Folder
 from memo_core.files.ignore import IGNORE_FILES, Rules, ignored, with_folder
 from memo_core.files.walker import is_note_path, relevant_change, scan
+from memo_text import format_status
 
 FILES = {
     "a.md": "# A\n\ncat\n",

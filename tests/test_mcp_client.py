@@ -20,8 +20,9 @@ from mcp import Client, StdioServerParameters
 from mcp_helpers import MEMO_MCP, line_of, make_notes, server_env
 
 import memo_core
-from memo_core import Embedder, Engine, Lang, ModelSource, Progress, load_model_dir
+from memo_core import Embedder, Engine, ModelSource, Progress, load_model_dir
 from memo_mcp import server as memo_server
+from memo_text import Lang
 
 WORDS = "томаты полив малина restic restore backup кабачки грядка".split()
 

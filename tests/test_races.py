@@ -35,11 +35,12 @@ from race_helpers import (
     tree_state,
 )
 
-from memo_core import Engine, MemoError, ModelSource, format_hits
+from memo_core import Engine, MemoError, ModelSource
 from memo_core.files.confine import confine
 from memo_mcp.lazy import LazyEngine
 from memo_mcp.resources import read_note
 from memo_mcp.server import build_server
+from memo_text import format_hits
 
 INSIDE = "INSIDE-NOTE-b1c9"  # the inside note's text: an answer that has it raced the right way
 NOTE = f"# Inside\n\nzebra {INSIDE}\n"

@@ -21,14 +21,13 @@ from memo_core import (
     NOTE_LIMIT,
     Engine,
     InvalidArgumentError,
-    Lang,
     MemoError,
     NotANoteError,
     OutsideRootsError,
-    format_read,
 )
 from memo_mcp.resources import note_uri
 from memo_mcp.server import build_server
+from memo_text import Lang, format_read
 
 LONG = "".join(f"line {i}\n" for i in range(1, 61))  # 60 lines: "line N" on line N
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import CountingEmbedder, write_notes
 
-from memo_core import FileNote, NoticeKind, Searcher, format_status
+from memo_core import FileNote, NoticeKind, Searcher
+from memo_text import format_status
 
 
 @pytest.fixture

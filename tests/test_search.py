@@ -7,14 +7,9 @@ from pathlib import Path
 import pytest
 from conftest import write_notes
 
-from memo_core import (
-    InvalidArgumentError,
-    ModelUnavailableError,
-    NoticeKind,
-    Searcher,
-    notice_text,
-)
+from memo_core import InvalidArgumentError, ModelUnavailableError, NoticeKind, Searcher
 from memo_core.model.embedder import Embedder
+from memo_text import notice_text
 
 
 @pytest.fixture
@@ -179,7 +174,7 @@ def test_words_in_paths_and_hyphenated_compounds(tmp_path: Path, query: str, rel
 def test_a_passage_before_the_first_heading_is_shown_under_the_notes_title(
     tmp_path: Path, text: str, title: str
 ) -> None:
-    from memo_core import format_hits
+    from memo_text import format_hits
 
     notes = write_notes(tmp_path / "notes", {"task.md": text, "other.md": "# Other\n\nx\n"})
     with Searcher(notes, use_model=False) as s:

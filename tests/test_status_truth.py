@@ -14,9 +14,10 @@ from pathlib import Path
 
 from conftest import write_notes
 
-from memo_core import Engine, ModelSource, Tuning, format_status
+from memo_core import Engine, ModelSource, Tuning
 from memo_core.index.indexer import Progress
 from memo_core.index.jobs import NO_SMALL_WORK
+from memo_text import format_status
 
 # One chunk a note, four notes a batch: a first index commits in many small steps.
 BATCHES = Tuning(batch_chunks=4)
@@ -172,7 +173,7 @@ def test_an_empty_note_is_a_note_in_status_as_in_changes(tmp_path: Path) -> None
 
 def test_status_names_the_model_that_made_the_vectors(notes: Path, tiny_embedder) -> None:
     """An index records what made its vectors, and status says it (words only: nothing)."""
-    from memo_core import Lang
+    from memo_text import Lang
 
     with Engine(models=ModelSource(enabled=False)) as e:
         e.refresh(notes)

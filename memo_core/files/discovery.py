@@ -6,9 +6,9 @@ import os
 import shlex
 from pathlib import Path
 
-from memo_core.catalogue import Message
 from memo_core.errors import NoCollectionError, PathNotFoundError
 from memo_core.files.walker import has_index, has_notes, subfolders
+from memo_core.messages import Message
 from memo_core.text.escapes import shown
 from memo_core.values import Notice, NoticeKind
 

@@ -23,9 +23,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timezone
 
-from memo_core.catalogue import Message
 from memo_core.errors import InvalidArgumentError
 from memo_core.files.globmatch import ANY, DIRS, LIT, Token, match, path_glob, positions, regex
+from memo_core.messages import Message
 from memo_core.text.frontmatter import normalize_tag
 
 # Hostile input stays cheap: a path glob longer than any path, or a list of tags no one

@@ -24,10 +24,10 @@ from urllib.parse import quote
 
 import apsw
 
-from memo_core.catalogue import Message
 from memo_core.errors import IndexLocationError, IndexStoreError, MemoError
 from memo_core.files.fsafe import out_of_files, too_many_files
 from memo_core.index import schema
+from memo_core.messages import Message
 
 SIDE_SUFFIXES = ("-wal", "-shm", "-journal")  # SQLite's own files beside a database
 LOCK_FILE = "refresh.lock"

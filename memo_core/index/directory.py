@@ -30,7 +30,6 @@ from typing import Literal
 
 import apsw
 
-from memo_core.catalogue import Message
 from memo_core.errors import FolderChangedError, IndexLocationError, MemoError
 from memo_core.files.fsafe import (
     DIR_FLAGS,
@@ -44,6 +43,7 @@ from memo_core.files.fsafe import (
 )
 from memo_core.files.walker import INDEX_DIR
 from memo_core.index.dbfiles import odd, owned, side_files, sqlite_uri
+from memo_core.messages import Message
 
 PROC_FD = "/proc/self/fd"  # a folder's descriptor, as a name the kernel resolves
 VFS_NAME = "memo-as-given"

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from memo_core.catalogue import os_reason
 from memo_core.files.fsafe import Folder, NotRegularFile
 from memo_core.files.walker import Changes, FileStat, rescan, scan
 from memo_core.index.rows import FileState
 from memo_core.index.store import Store
+from memo_core.messages import os_reason
 from memo_core.model.embedder import Embedder
 from memo_core.text import textnorm
 from memo_core.text.chunking import Chunk, Note, parse_note

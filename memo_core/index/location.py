@@ -10,12 +10,12 @@ import os
 import stat
 from pathlib import Path
 
-from memo_core.catalogue import Message
 from memo_core.errors import IndexLocationError
 from memo_core.files.fsafe import Folder
 from memo_core.files.walker import INDEX_DIR, INDEX_FILE, fallback_index_path
 from memo_core.index import directory
 from memo_core.index.dbfiles import Mark, inspect
+from memo_core.messages import Message
 
 
 def choose(root: Path) -> tuple[Path, Message | None]:

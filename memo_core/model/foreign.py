@@ -18,8 +18,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from memo_core.catalogue import Message
 from memo_core.files.fsafe import read_fd
+from memo_core.messages import Message
 
 # The most memo reads of each, far above the real ones: memo-model.json 1.2 KB; tokenizers
 # 4.6 MB (memo's, e5-small) and 17 MB (XLM-R's tokenizer.json); graphs 72 and 82 MB

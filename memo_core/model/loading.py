@@ -15,6 +15,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import NoReturn
 
@@ -49,6 +50,7 @@ class ModelSource:
         auto_install: bool = True,
         model_dir: Path | None = None,
         installer: Installer | None = None,
+        log: Callable[[str], None] | None = None,
     ) -> None:
         env = settings.model_dir()
         self.custom = model_dir is not None or env is not None
@@ -62,7 +64,11 @@ class ModelSource:
         self.model_dir = model_dir or env or model_dir_of(self.source)
         self.enabled = enabled
         self.auto_install = auto_install
-        self._installer = installer or install_default_model
+        # `log`: how an install it starts reports each step (a front end words it for its
+        # reader); without one, on the `memo` logger.
+        self._installer = installer or (
+            partial(install_default_model, log=log) if log else install_default_model
+        )
         self._embedder = embedder
         self._installed = False  # by this source's installer, in this process
         self._failure: tuple[float, ModelUnavailableError] | None = None

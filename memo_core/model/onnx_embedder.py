@@ -24,8 +24,8 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from memo_core.catalogue import Message
 from memo_core.errors import ModelUnavailableError
+from memo_core.messages import Message
 from memo_core.model import foreign, unigram
 from memo_core.model.embedder import NONSENSE_QUERIES, Embedder, l2_normalize
 from memo_core.model.facts import fact, keep_fact

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from memo_core.catalogue import Message
 from memo_core.errors import ModelInstallError
+from memo_core.messages import Message
 
 MAGIC = b"E5S1"
 QK = 32  # values per Q4_0 block

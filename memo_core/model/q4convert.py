@@ -11,8 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memo_core.catalogue import Message
 from memo_core.errors import ModelInstallError
+from memo_core.messages import Message
 
 ONNX_NAME = "model.onnx"
 TOKENIZER_NAME = "tokenizer.unigram"

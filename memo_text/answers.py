@@ -31,12 +31,6 @@ TEXTS: dict[str, tuple[str, str]] = {
         "{shown}; есть ещё: следующая страница — offset {offset}",
         "{shown}; there are more: the next page is offset {offset}",
     ),
-    "list.and_more": ("{named} и ещё {more}", "{named} and {more} more"),
-    # Notices: what a reader should know about an answer (`where: ` before most of them).
-    "notice.model_unavailable": (
-        "модель недоступна ({detail}); ответ только по словам",
-        "no model ({detail}); answered by words only",
-    ),
     "notice.rebuilding": (
         "индекс перестраивается; ответ по прежнему индексу",
         "the index is being rebuilt; answered from the previous one",
@@ -139,16 +133,6 @@ TEXTS: dict[str, tuple[str, str]] = {
     "status.tail": (
         "отпечаток {fingerprint}, проверено {checked}",
         "fingerprint {fingerprint}, checked {checked}",
-    ),
-    "status.kept_in": ("индекс хранится в {path} ({why})", "index kept in {path} ({why})"),
-    "reindex.done": ("переиндексировано файлов: {files}", "files reindexed: {files}"),
-    "refresh.done": (
-        "файлов: новых {added}, изменённых {changed}, удалённых {deleted}; фрагментов "
-        "записано {written}, получили векторы {vectored} (посчитано разных текстов: "
-        "{embedded}); {seconds:.1f} с",
-        "files: {added} new, {changed} changed, {deleted} deleted; {written} passages "
-        "written, {vectored} given vectors ({embedded} distinct texts embedded); "
-        "{seconds:.1f} s",
     ),
     "watch.update": (
         "{path}: новых {added}, изменённых {changed}, удалённых {deleted}; векторов "

@@ -290,23 +290,6 @@ TEXTS: dict[str, tuple[str, str]] = {
         "не удаётся слушать {address}: {reason}",
         "cannot listen on {address}: {reason}",
     ),
-    "http.port_range": (
-        "порт {port} вне диапазона: возможны 1..65535",
-        "port {port} is out of range: use 1..65535",
-    ),
-    "http.token_ascii": (
-        "{variable} должен состоять из печатных символов ASCII без пробелов (он передаётся "
-        "в заголовке HTTP)",
-        "{variable} must be printable ASCII without spaces (it travels in an HTTP header)",
-    ),
-    "http.no_token": (
-        "не слушаю {host} без токена: этот адрес доступен другим машинам; задайте "
-        "{variable} (клиенты присылают его как `Authorization: Bearer <token>`) или "
-        "слушайте {default}",
-        "refusing to listen on {host}, which other machines can reach, without a token: "
-        "set {variable} (clients send it as `Authorization: Bearer <token>`), "
-        "or listen on {default}",
-    ),
     "http.serving": (
         "MCP доступен по {url} ({auth}); проверка работы: {health}",
         "serving MCP at {url} ({auth}); health at {health}",
@@ -339,16 +322,5 @@ TEXTS: dict[str, tuple[str, str]] = {
     "help.allow_host": (
         "ещё одно имя хоста, по которому клиенты могут обращаться к серверу (можно несколько)",
         "one more Host name clients may use to reach this server (repeatable)",
-    ),
-    "http.empty_token": (
-        "{variable} задан, но пуст: запишите в него токен (например, "
-        "`{variable}=$(openssl rand -hex 24)`) или уберите его, чтобы работать без токена",
-        "{variable} is set but empty: put a token in it (for example "
-        "`{variable}=$(openssl rand -hex 24)`), or unset it to serve without a token",
-    ),
-    "lang.unknown": (
-        "MEMO_LANG={value!r}: такого языка memo не знает (есть {known}); тексты на русском",
-        "MEMO_LANG={value!r}: memo does not speak that language (it speaks {known}); "
-        "texts are in Russian",
     ),
 }

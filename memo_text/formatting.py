@@ -1,8 +1,9 @@
-"""The texts a user reads, shared by the CLI and the MCP tools (SPEC "Tool texts").
+"""The texts a user reads, shared by the CLI and the MCP tools.
 
 The engine answers with data (hits, statuses, notices, file notes); every word a user sees
-is chosen here, once, for both front ends, from the catalogue, in the reader's language
-(`lang`: Russian unless a front end passes the one MEMO_LANG names).
+is chosen here, once, for both front ends, from `lang`'s texts, in the reader's language
+(`lang`: Russian unless a front end passes the one MEMO_LANG names), and an answer is fitted
+into the reader's budget of characters as that reader reads it (`fitted`).
 """
 
 from __future__ import annotations
@@ -17,15 +18,25 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from memo_core.catalogue import Lang
-from memo_core.results import SearchResults
-from memo_core.text.escapes import for_terminal, shown
-from memo_core.values import CUT, FileNote, Notice, NoticeKind
+from memo_core import (
+    CUT,
+    ChangeReport,
+    CollectionStatus,
+    FileNote,
+    Hit,
+    NoteLines,
+    NoteText,
+    Notice,
+    NoticeKind,
+    SearchResults,
+    char_budget,
+    for_terminal,
+    shown,
+)
+from memo_text.lang import Lang
 
 if TYPE_CHECKING:  # annotations only: formatting stays light to import (memo-mcp's start)
-    from memo_core.files.notes import NoteLines, NoteText
-    from memo_core.index.indexer import RefreshStats
-    from memo_core.results import ChangeReport, CollectionStatus, Hit
+    from memo_core import RefreshStats
 
 _FILE_NOTE_KEYS = {
     FileNote.EMPTY: "filenote.empty",
@@ -148,17 +159,20 @@ def _more_line(results: SearchResults, shown_hits: int, lang: Lang = Lang.RU) ->
     return f"({lang.text('hits.more', shown=which, offset=after)})\n"
 
 
-def paged(page: SearchResults, more: bool, max_chars: int) -> SearchResults:
-    """The hits of `page` that fit `max_chars` as `format_hits` writes them for a client
-    (absolute paths), best first: fewer hits rather than a cut, but at least the first
-    (its text cut at a line end, or its one line cut, when even it alone does not fit).
-    `more`: hits exist beyond `page`; the result's `next_offset` follows its last hit
-    wherever hits were left out or exist beyond. The sizes are the Russian texts': the
-    engine chooses the page for any reader, and the English ones are no longer."""
-    head = [f"({notice_text(n)})\n" for n in page.notices]
-    sizes = [len(_hit_block(h, None, False)) for h in page]
+def fitted(
+    page: SearchResults, max_chars: int | None = None, lang: Lang = Lang.RU
+) -> SearchResults:
+    """The hits of `page` that fit `max_chars` (None: the default budget; else checked,
+    InvalidArgumentError) as `format_hits` writes them for a client in `lang` (absolute
+    paths), best first: fewer hits rather than a cut, but at least the first (its text cut
+    at a line end, or its one line cut, when even it alone does not fit). The result's
+    `next_offset` follows its last hit wherever hits were left out or exist beyond."""
+    budget = char_budget(max_chars)
+    more = page.next_offset is not None
+    head = [f"({notice_text(n, lang)})\n" for n in page.notices]
+    sizes = [len(_hit_block(h, None, False, lang)) for h in page]
 
-    def fitted(n: int) -> SearchResults:
+    def fitting(n: int) -> SearchResults:
         later = more or n < len(page)
         return SearchResults(
             page[:n],
@@ -171,17 +185,17 @@ def paged(page: SearchResults, more: bool, max_chars: int) -> SearchResults:
     def size(n: int) -> int:
         parts = [*map(len, head), *sizes[:n]]
         if n == 0:
-            parts.append(len(Lang.RU.text("hits.none")) + 1)
+            parts.append(len(none_text(page.notices, lang)) + 1)
         if more or n < len(page):
-            parts.append(len(_more_line(page, n)))
+            parts.append(len(_more_line(page, n, lang)))
         return sum(parts) + len(parts) - 1  # the blank lines between the blocks
 
     n = len(page)
-    while n > 1 and size(n) > max_chars:
+    while n > 1 and size(n) > budget:
         n -= 1
-    over = size(n) - max_chars
+    over = size(n) - budget
     if n == 0 or over <= 0:
-        return fitted(n)
+        return fitting(n)
     first = page[0]
     kept = first.text[: max(0, len(first.text) - over)]
     if "\n" in kept:
@@ -191,7 +205,7 @@ def paged(page: SearchResults, more: bool, max_chars: int) -> SearchResults:
     # The lines left out are the last ones (the first may start at its heading's line).
     end_line = first.end_line - (first.text.count("\n") - kept.count("\n"))
     cut = dataclasses.replace(first, text=kept, end_line=end_line)
-    result = fitted(1)
+    result = fitting(1)
     result[0] = cut
     return result
 

@@ -1,0 +1,57 @@
+"""memo_text: the presentation layer the front ends (`memo`, `memo-mcp`) share.
+
+The engine (`memo_core`) answers with data and keyed errors; every text a person reads is
+worded here, in the reader's language (`Lang`: Russian unless MEMO_LANG says English), from
+one table of texts (`lang.TEXTS`: the engine's own and the presentation's), and an answer
+is fitted into a reader's budget as that reader reads it (`fitted`).
+"""
+
+from __future__ import annotations
+
+from memo_text.formatting import (
+    WordedParser,
+    changes_data,
+    explain_text,
+    file_note_text,
+    fitted,
+    format_changes,
+    format_hits,
+    format_read,
+    format_refresh,
+    format_reindex,
+    format_status,
+    format_update,
+    iso_time,
+    listen_failed_text,
+    none_text,
+    note_text,
+    notice_text,
+    search_data,
+    usage_error_text,
+)
+from memo_text.lang import TEXTS, Lang, user_language
+
+__all__ = [
+    "TEXTS",
+    "Lang",
+    "WordedParser",
+    "changes_data",
+    "explain_text",
+    "file_note_text",
+    "fitted",
+    "format_changes",
+    "format_hits",
+    "format_read",
+    "format_refresh",
+    "format_reindex",
+    "format_status",
+    "format_update",
+    "iso_time",
+    "listen_failed_text",
+    "none_text",
+    "note_text",
+    "notice_text",
+    "search_data",
+    "usage_error_text",
+    "user_language",
+]
