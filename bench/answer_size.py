@@ -1,4 +1,4 @@
-"""The size of a default k=8 search answer before and after bounded answers (issue 22).
+"""The size of a default k=8 search answer before and after bounded answers.
 
     python bench/answer_size.py ../shared/data/office-dev-en ../shared/data/office-dev-ru \
         [--pages N] [--titles 20] [--json out.json]
@@ -11,9 +11,10 @@ only: the hits a words-only hybrid search gives, without its "no model" notice).
 
 - after: the answer's text as memo_search returns it (`format_hits`), and the hits it kept
   (a budget that cuts an answer keeps fewer, and a last line says where the next page is);
-- before: the same 8 hits as the engine answered before issue 22, each with its whole chunk
-  (cut at 4,000 characters then, with a line "…"), at its passage's line: computed from the
-  index's chunks (`store.chunk_rows`), without running old code.
+- before: the same 8 hits as the engine answered before hits were windows of their
+  passage, each with its whole chunk (cut at 4,000 characters then, with a line "…"), at
+  its passage's line: computed from the index's chunks (`store.chunk_rows`), without
+  running old code.
 
 `hit_block`: one hit as the answer writes it (its absolute path: here under the work folder).
 """
@@ -37,7 +38,7 @@ from speed import note_titles  # noqa: E402
 from memo_core import DEFAULT_MAX_CHARS
 from memo_text import format_hits
 
-OLD_HIT_CHARS = 4000  # what a hit carried before issue 22 (values.MAX_HIT_CHARS then)
+OLD_HIT_CHARS = 4000  # what a hit carried before hits were windows (values.MAX_HIT_CHARS then)
 QUESTIONS = {
     "en": [
         "How do I create a MAPI profile programmatically?",
@@ -117,7 +118,7 @@ def language(dataset: Path) -> str:
 
 
 def before_size(s, results) -> int:
-    """The answer the engine gave before issue 22 for these hits: each hit's whole chunk
+    """The answer the engine gave before hits were windows, for these hits: each hit's whole chunk
     (its first 4,000 characters, then a line "…"), at its passage's line."""
     (coll,) = s.collections
     blocks = []

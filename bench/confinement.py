@@ -1,4 +1,4 @@
-"""What reaching files through descriptors costs (issue 19), side by side in one run.
+"""What reaching files through descriptors costs, side by side in one run.
 
     python bench/confinement.py ../shared/data/office-dev-en [--pages 1500] [--searches 60]
         [--no-model]

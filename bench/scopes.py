@@ -1,4 +1,4 @@
-"""Search latency with and without a scope (issue 22), on an indexed copy of a data set.
+"""Search latency with and without a scope, on an indexed copy of a data set.
 
     python bench/speed.py ../shared/data/office-dev-en     # makes and indexes the copy
     python bench/scopes.py ../shared/data/office-dev-en

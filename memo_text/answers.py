@@ -1,5 +1,5 @@
-"""What the formatting layer writes (SPEC "Tool texts"): hits, notices, statuses, changes,
-notes read, refreshes; `key: (Russian, English)`. The Russian texts SPEC quotes are exactly
+"""What the formatting layer writes: hits, notices, statuses, changes, notes read,
+refreshes; `key: (Russian, English)`. The Russian texts the MCP contract quotes are exactly
 as it quotes them. Layout (`path:line  heading`, the parentheses around a notice, the
 commas between a status's parts) is the formatter's; the words are here."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 TEXTS: dict[str, tuple[str, str]] = {
     # -- a search's answer ---------------------------------------------------------------
     "hits.none": ("ничего не найдено", "nothing found"),
-    # No hit while indexing goes on: not the final answer (SPEC "Search").
+    # No hit while indexing goes on: not the final answer.
     "hits.none_yet_files": (
         "пока ничего не найдено среди проиндексированных {done} из {total} файлов",
         "nothing found yet among the {done} of {total} files indexed so far",

@@ -287,8 +287,8 @@ def format_status(statuses: Sequence[CollectionStatus], lang: Lang = Lang.RU) ->
 
 
 def _status_line(s: CollectionStatus, lang: Lang) -> str:
-    """SPEC's `<collection>: файлов <N>, чанков <M>, индекс <time>`, then what else there is
-    to know, each part only where it says something."""
+    """The status line `<collection>: файлов <N>, чанков <M>, индекс <time>`, then what else
+    there is to know, each part only where it says something."""
     parts = [
         lang.text(
             "status.head",

@@ -191,7 +191,7 @@ TEXTS: dict[str, tuple[str, str]] = {
         "which model memo uses and where it lives",
     ),
     # -- memo-mcp's tools ----------------------------------------------------------------
-    # SPEC's own text, the same in both languages.
+    # The protocol's own text for an unknown tool, the same in both languages (clients match it).
     "mcp.unknown_tool": ("unknown tool: {name}", "unknown tool: {name}"),
     "mcp.listing_slow": (
         "поиск индексов в разрешённых папках занял больше {seconds:g} с (папка не отвечает, "

@@ -1,4 +1,4 @@
-"""Bounded answers (issue 22): each hit shows the lines that best match the query, the whole
+"""Bounded answers: each hit shows the lines that best match the query, the whole
 answer fits a budget, `offset` pages through the hits, and memo_search returns its hits as
 structuredContent too. All through the real engine (and the real server)."""
 
@@ -26,7 +26,7 @@ from memo_core.text.excerpt import EXCERPT_CHARS, EXCERPT_LINES, excerpt
 from memo_mcp.server import build_server
 from memo_text import Lang, fitted, format_hits
 
-HIT = re.compile(r"^(/.+?):(\d+)  (.*)$")  # SPEC: `<path>:<line>  <heading>`
+HIT = re.compile(r"^(/.+?):(\d+)  (.*)$")  # `<path>:<line>  <heading>`
 FILLER = [f"Строка {i}: про погоду и прочее." for i in range(40)]
 
 
@@ -105,7 +105,7 @@ def test_a_short_passage_is_shown_whole_under_its_heading_line(notes: Path) -> N
     for h in hits:
         assert h.text.split("\n") == shown_lines(h)
         assert h.line <= h.end_line
-    # SPEC's `<path>:<line>  <heading>` as before: a section's passage cites its heading.
+    # The contract's `<path>:<line>  <heading>` as before: a section's passage cites its heading.
     [hit] = [h for h in hits if h.text.startswith("Как восстановить")]
     assert (hit.relpath, hit.line, hit.heading) == ("backup.md", 5, "Бэкап > Восстановление")
     assert hit.end_line == 7
@@ -314,7 +314,7 @@ def test_the_last_page_has_no_next(tmp_path: Path) -> None:
 
 
 def blocks(text: str) -> list[tuple[str, int, str, str]]:
-    """SPEC's `<path>:<line>  <heading>\\n<text>\\n` blocks of an answer, as a client parses
+    """The contract's `<path>:<line>  <heading>\\n<text>\\n` blocks of an answer, as a client parses
     them (a block that does not start with a location is a notice or the page line)."""
     found = []
     for block in text.split("\n\n"):

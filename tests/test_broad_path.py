@@ -1,4 +1,4 @@
-"""A broad path never makes indexes in folders the user did not name (issue 23).
+"""A broad path never makes indexes in folders the user did not name.
 
 A read-only call (search, changes, status; the CLI and MCP alike) under a path that is not
 itself a collection creates at most MAX_NEW_INDEXES new indexes; beyond that it answers from

@@ -1,4 +1,4 @@
-"""One catalogue of texts, Russian by default and English with MEMO_LANG=en (issue 23): the
+"""One catalogue of texts, Russian by default and English with MEMO_LANG=en: the
 catalogue itself (both languages, the same placeholders, each language's own words), every
 key the code names is there and every text is used, errors carry a key, and the front ends
 speak one language: the `memo` command (a subprocess) and the MCP tools (in process)."""
@@ -62,8 +62,8 @@ LATIN_IN_RUSSIAN = {
 }
 
 
-# SPEC's own texts that are English in both languages ("unknown tool: <name>").
-SPEC_ENGLISH = {"mcp.unknown_tool"}
+# The contract's own texts that are English in both languages ("unknown tool: <name>").
+CONTRACT_ENGLISH = {"mcp.unknown_tool"}
 
 
 def _english_words(russian: str) -> set[str]:
@@ -110,7 +110,7 @@ def test_both_languages_say_the_same_with_the_same_placeholders(key: str) -> Non
 def test_english_has_no_cyrillic_and_russian_no_english_words(key: str) -> None:
     ru, en = TEXTS[key]
     assert not CYRILLIC.search(en), en
-    if key not in SPEC_ENGLISH:
+    if key not in CONTRACT_ENGLISH:
         assert not _english_words(ru), f"{key}: English in the Russian text"
 
 
@@ -169,7 +169,7 @@ def test_an_error_is_english_as_a_string_and_russian_when_worded() -> None:
     ru = Lang.RU.word(e)
     assert ru.startswith("поиску по смыслу нужна модель (папка модели /m: не существует")
     assert not _english_words(ru)
-    assert ".." not in str(e) and ".." not in ru  # issue 23: `default model.. Use mode`
+    assert ".." not in str(e) and ".." not in ru  # once: `default model.. Use mode`
 
 
 def test_os_errors_are_worded_by_their_errno() -> None:

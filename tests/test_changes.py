@@ -236,7 +236,7 @@ def test_a_fingerprint_without_folders_survives_a_new_collection(
     """Parts that name no folder (a joined fingerprint from before parts named theirs, or
     the collections' own from `status`, joined by a client) are matched to the collections
     by what each index knows: a collection added since, before, between or after them, is
-    all added and the others answer with their delta (issue 23: it was every note)."""
+    all added and the others answer with their delta (it was every note)."""
     top = tmp_path / "top"
     home = write_notes(top / "home", {"h.md": "# H\n\nhome\n"})
     work = write_notes(top / "work", {"w.md": "# W\n\nwork\n"})
@@ -378,7 +378,7 @@ def test_cli_json_gives_the_same_answers(notes: Path, capsys: pytest.CaptureFixt
 
 def test_the_cli_text_lists_every_note(tmp_path: Path) -> None:
     """The README says the answer is every note: `memo changes` printed 50 paths and
-    `… и ещё N` (issue 23)."""
+    `… и ещё N`."""
     names = [f"n{i:03}.md" for i in range(120)]
     notes = write_notes(tmp_path / "many", {n: f"# {n}\n\nn\n" for n in names})
     run = subprocess.run(

@@ -1,4 +1,4 @@
-"""The `memo` command's exits (issue 23), all through a real subprocess: one set of exit codes
+"""The `memo` command's exits, all through a real subprocess: one set of exit codes
 for every command (0 done or nothing found, 1 an error, 2 a usage error, 130 interrupted), a
 bad option value a usage error said in one line, a reader that stops reading a quiet end, and
 Ctrl-C and SIGTERM on `memo watch`."""

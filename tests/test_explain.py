@@ -154,7 +154,7 @@ def test_the_weight_used_does_not_follow_the_title_boost(
     notes: Path, tiny_embedder: Embedder, boost: float
 ) -> None:
     """The weight reads BM25 before the naming factor: a title boost changes the word side's
-    scores, not the vector side's say (issue 21)."""
+    scores, not the vector side's say."""
 
     def weight(tuning: Tuning) -> tuple[float | None, float | None]:
         e = explained(

@@ -1,4 +1,4 @@
-"""The file rows a refresh compares with the folder (issue 24): kept between refreshes, each
+"""The file rows a refresh compares with the folder: kept between refreshes, each
 write applied to them as it commits, and a refresh told of some folders reads the rows of
 those folders only."""
 

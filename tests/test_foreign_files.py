@@ -1,6 +1,6 @@
 """Files at memo's names that memo did not make, and reads that must write nothing.
 
-Each case was reproduced by a red team (issue 19). Every test works on real SQLite files and
+Each case was reproduced by a red team. Every test works on real SQLite files and
 compares the files' bytes and modification times before and after: "left alone" means not a
 byte written, not a lock file's time touched, nothing renamed or deleted.
 """

@@ -1,4 +1,4 @@
-"""Output a folder can forge (issue 20): names that try to drive the terminal or add lines,
+"""Output a folder can forge: names that try to drive the terminal or add lines,
 notes built to swell the index, and a socket named like a note."""
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def test_watch_shows_a_hostile_folder_name_escaped(tmp_path: Path) -> None:
         (notes / "b.md").write_text("# B\n\ndog\n", encoding="utf-8")
         until("новых 1")  # an update line names the folder too
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=10) == 130  # interrupted (issue 23)
+        assert proc.wait(timeout=10) == 130  # interrupted
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -410,7 +410,7 @@ def test_a_hit_carries_a_bounded_passage(tmp_path: Path) -> None:
     notes = write_notes(tmp_path / "notes", {"big.md": f"# Big\n\n{fence}"})
     with engine() as e:
         [hit] = e.search(notes, "code", mode="lex")
-    # Issue 22: a hit shows a window of its passage's lines (was: its first 4,000 chars).
+    # A hit shows a window of its passage's lines (was: its first 4,000 chars).
     assert len(hit.text) <= EXCERPT_CHARS and hit.text.count("\n") < EXCERPT_LINES
     lines = (notes / "big.md").read_text().split("\n")
     assert hit.text.split("\n") == lines[hit.line - 1 : hit.end_line]  # at its real lines

@@ -150,7 +150,7 @@ async def test_engine_errors_keep_their_own_text(notes: Path) -> None:
         assert r.is_error and text_of(r) == "запрос пуст: напишите, что искать"
         r = await c.call_tool("memo_search", {"path": str(notes), "query": "soup", "mode": "vec"})
         assert r.is_error
-        # One language, the model's error inside it worded too (issue 23), one period less.
+        # One language, the model's error inside it worded too, one period less.
         assert text_of(r).startswith("поиску по смыслу нужна модель (папка модели ")
         assert text_of(r).endswith("); используйте режим lex или hybrid")
         assert "does not exist" not in text_of(r) and ".." not in text_of(r)

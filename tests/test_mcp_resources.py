@@ -194,7 +194,7 @@ async def test_notes_outside_the_roots_or_not_notes_are_refused(
 
 
 async def test_notes_the_index_leaves_out_are_refused(allowed: Path) -> None:
-    """Issue 21: `memo://note` served notes that .memoignore, a nested .gitignore or a
+    """`memo://note` served notes that .memoignore, a nested .gitignore or a
     hidden folder keep out of the index; it serves exactly what a search could find."""
     notes = make_notes(allowed)
     (notes / ".memoignore").write_text("private/\nhome/draft.md\n")

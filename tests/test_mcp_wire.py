@@ -1,8 +1,8 @@
 """memo-mcp on the wire: the real console script over stdio, raw JSON-RPC lines.
 
-The five tests SPEC.md names come first; then the exact shapes of errors, the tool texts on a
-small real collection (with the real default model where it is installed), and a check that
-stdout carried nothing but JSON-RPC.
+The five tests the MCP contract names come first; then the exact shapes of errors, the tool
+texts on a small real collection (with the real default model where it is installed), and a
+check that stdout carried nothing but JSON-RPC.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def hits(text: str) -> list[tuple[str, int, str]]:
     return [(m[1], int(m[2]), m[3]) for line in text.splitlines() if (m := HIT.match(line))]
 
 
-# -- the tests SPEC.md names ------------------------------------------------------------
+# -- the tests the MCP contract names---------------------------------------------------------
 
 
 def test_initialize_handshake(tmp_path: Path) -> None:
@@ -89,8 +89,8 @@ def test_initialize_handshake(tmp_path: Path) -> None:
 
 
 def test_tools_list_has_three_tools(wire: WireServer) -> None:
-    """The name is the contract's (SPEC.md); memo_changes came with issue 13, memo_read with
-    issue 22."""
+    """The names are the contract's: memo_search and memo_status, then memo_reindex,
+    memo_changes and memo_read."""
     tools = {t["name"]: t for t in wire.call("tools/list")["result"]["tools"]}
     assert set(tools) == {"memo_search", "memo_status", "memo_reindex", "memo_changes", "memo_read"}
     search = tools["memo_search"]["inputSchema"]
@@ -184,7 +184,7 @@ def test_bad_arguments_are_readable(wire: WireServer, arguments: dict, first_lin
 
 
 def test_search_scopes_on_the_wire(wire: WireServer, tmp_path: Path) -> None:
-    """Issue 22: `under`, `tags`, `after`, `before` are optional, described, and a bad one
+    """Scopes: `under`, `tags`, `after`, `before` are optional, described, and a bad one
     is a result with isError and a text saying what to write."""
     tools = {t["name"]: t for t in wire.call("tools/list")["result"]["tools"]}
     props = tools["memo_search"]["inputSchema"]["properties"]

@@ -1,5 +1,5 @@
 """A collection left unused gives its vector matrix back, and gets it again when next
-searched (issue 24: a bounded memory budget).
+searched (a bounded memory budget).
 
 Real engines, real indexes and a real (tiny) embedding model; the matrix each collection
 holds is read from its vector cache.

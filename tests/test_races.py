@@ -1,4 +1,4 @@
-"""Races that lead outside the roots (issue 19): a writer inside a notes folder swaps a note,
+"""Races that lead outside the roots: a writer inside a notes folder swaps a note,
 a sub-folder or the collection itself with a symlink to something outside the allowed
 roots, atomically and in a tight loop, while memo searches and reads.
 

@@ -79,7 +79,7 @@ def test_the_vector_side_gets_more_say_when_words_match_less(
 
 @pytest.mark.parametrize("naming", [1.5, 2.25, 3.0])
 def test_the_naming_factor_does_not_move_the_vectors_say(naming: float) -> None:
-    """The weight reads BM25 before the naming factor (issue 21): a title boost of up to x3
+    """The weight reads BM25 before the naming factor: a title boost of up to x3
     would otherwise give the vectors less say for the same words."""
     terms = ["cat", "dog"]
     mass = 2 * idf(1000, 10)
@@ -166,7 +166,7 @@ def test_a_title_boost_does_not_move_the_vectors_say(
     tmp_path: Path, tiny_embedder: Embedder, boost: float
 ) -> None:
     """A passage found by meaning alone scores the vector side's weight × its normalised
-    cosine: the same whatever `title_exact_boost` is (issue 21: the weight read the word
+    cosine: the same whatever `title_exact_boost` is (it was: the weight read the word
     score after the naming factor, so a title boost took say from the vectors)."""
     notes = write_notes(tmp_path / "notes", WEAKLY_NAMED)
 

@@ -1,4 +1,4 @@
-"""`memo_read` and `memo read` (issue 22): a note's lines, numbered as an editor numbers them,
+"""`memo_read` and `memo read`: a note's lines, numbered as an editor numbers them,
 of the very text `memo://note` serves: confined, ignore-aware, bounded. The engine call, the
 MCP tool in-process and the CLI, each against real notes."""
 

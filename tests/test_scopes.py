@@ -1,4 +1,4 @@
-"""Scopes on search (issue 22): `under`, `tags`, `after` / `before`, alike in Python and the
+"""Scopes on search: `under`, `tags`, `after` / `before`, alike in Python and the
 CLI (MCP: test_mcp_wire). A scoped search ranks among the notes in scope: the candidates are
 filtered before the top-k (and the top-n of each side) is cut, never after."""
 

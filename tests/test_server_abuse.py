@@ -1,4 +1,4 @@
-"""memo-mcp under abuse, through real processes and sockets (issue 20, the server's part).
+"""memo-mcp under abuse, through real processes and sockets.
 
 Each test replays what stopped the server, or one of its clients, before: a request id the
 answer cannot carry, a flood of sessions, slow HTTP clients by the hundred (more than the

@@ -1,4 +1,4 @@
-"""What the setup instructions promise (issue 23): the package builds with no deprecation
+"""What the setup instructions promise: the package builds with no deprecation
 warning and writes nothing into the folder it is built from (`uv tool install --from
 <clone>` builds there), and scripts/inspector-smoke.sh checks its arguments and its Node.js
 before it runs anything."""

@@ -1,4 +1,4 @@
-"""`memo status` tells the truth (issue 23): an index that is not complete says how many
+"""`memo status` tells the truth: an index that is not complete says how many
 notes are still to come, whoever is indexing (this process, another one, or nobody since
 a first index stopped half way); an empty note is a note, in status as in changes."""
 

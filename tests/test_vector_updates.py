@@ -1,4 +1,4 @@
-"""The vector cache applies each change in place and stays exact (issue 24).
+"""The vector cache applies each change in place and stays exact.
 
 A long-lived reader's `VectorCache` follows writers that add, change (a new chunk id for a
 new vector) and delete vectors, in this process and in another, in random order, through

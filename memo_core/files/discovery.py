@@ -1,4 +1,4 @@
-"""Finding the collections under a path the user gave (SPEC "Discovery")."""
+"""Finding the collections under a path the user gave."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from memo_core.messages import Message
 from memo_core.text.escapes import shown
 from memo_core.values import Notice, NoticeKind
 
-# SPEC: walk down from the given path at most this many levels looking for roots.
+# walk down from the given path at most this many levels looking for roots.
 DISCOVERY_DEPTH = 2
 # When nothing is found there, how much further memo looks, to say where notes are.
 NEAREST_MAX_DEPTH = 6
@@ -20,7 +20,7 @@ NEAREST_MAX_FOLDERS = 5_000
 # A read-only call (search, changes) under a path that is not itself one collection makes at
 # most this many new indexes: a folder of a few collections (examples/, a test's siblings)
 # is searched as one, while a broad path (~, /tmp, where every git checkout's README.md
-# makes a collection) does not get an index in each folder of notes it holds (issue 23).
+# makes a collection) does not get an index in each folder of notes it holds.
 # An explicit `memo index PATH` / `memo reindex PATH` makes them all.
 MAX_NEW_INDEXES = 3
 # How many of the folders left alone an answer names; the rest it counts.

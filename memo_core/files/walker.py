@@ -30,7 +30,7 @@ from memo_core.settings import cache_dir
 
 INDEX_DIR = ".memo"
 INDEX_FILE = "index.db"
-# Tool folders never hold notes worth searching (SPEC "Files indexed"); hidden ones neither.
+# Tool folders never hold notes worth searching; hidden ones neither.
 TOOL_DIRS = frozenset({"node_modules", "venv", "__pycache__", "site-packages"})
 # What makes a file a note: its name ends in .md, in any case (and it is not hidden).
 NOTE_SUFFIXES = (".md", ".MD", ".Md", ".mD")

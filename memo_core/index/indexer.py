@@ -312,7 +312,7 @@ class Indexer:
                 fid = store.upsert_file(p.rel, *p.stat, p.hash, p.note)
                 # The note's names are found as its path is: in every chunk's heading words;
                 # so are its other fields' words (measured against its first chunk's body and
-                # its first chunk's heading: every chunk's heading ranked best, issue 22).
+                # its first chunk's heading: every chunk's heading ranked best).
                 names = p.front.names
                 path_words = textnorm.normalize(
                     " ".join([textnorm.path_text(p.rel), *names, p.front.words])

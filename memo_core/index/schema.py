@@ -118,7 +118,7 @@ def _v2_to_v3(db: apsw.Connection) -> None:
 
 
 def _v3_to_v4(db: apsw.Connection) -> None:
-    # Front matter and tags (issue 22). `front`: JSON of the note's names and other fields'
+    # Front matter and tags. `front`: JSON of the note's names and other fields'
     # words as indexed, so a refresh knows when its chunks' words must be written anew, and
     # ranking reads the names as titles. `tags`: normalised (`#` stripped, case-folded),
     # nested ones as written (`a/b`); keyed by tag first, since scopes look files up by tag.
@@ -139,7 +139,7 @@ def _v3_to_v4(db: apsw.Connection) -> None:
 
 def _v4_to_v5(db: apsw.Connection) -> None:
     # The line where a chunk's text begins (`Chunk.text_line`): a hit that shows lines
-    # below its passage's first numbers them from here (issue 22). 0 in rows written before:
+    # below its passage's first numbers them from here. 0 in rows written before:
     # read as `line` until the index is rebuilt (the chunker's version changed with this).
     db.execute("ALTER TABLE chunks ADD COLUMN text_line INTEGER NOT NULL DEFAULT 0")
 

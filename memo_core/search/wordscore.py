@@ -9,12 +9,12 @@ what a title query asks for, yet BM25 ranks a long page that repeats the words a
 short page titled with them. So its word score is raised,
 and more the more exactly a title of it is the query: "Recordset object (ADO)" answers the
 query "Recordset object (ADO)" better than "Recordset object (ADO) reference" does. Chosen on
-the train sets (BENCHMARKS.md, issue 12); SciFact's claims almost never name a passage, so it
+the train sets (BENCHMARKS.md); SciFact's claims almost never name a passage, so it
 does not move.
 
 Proximity: a share of the BM25 of the query's adjacent word pairs where the passage has them
 close together ("sleep deprivation" as a phrase, not two words a page apart), the proximity
-part of a sequential-dependence model. Chosen on the train sets (BENCHMARKS.md, issue 12):
+part of a sequential-dependence model. Chosen on the train sets (BENCHMARKS.md):
 pairs within 3 words, weight 0.1, lifted nDCG@10 in every set, words alone and hybrid.
 """
 

@@ -1,4 +1,4 @@
-"""What a hit shows of its passage: the lines that best match the query (issue 22).
+"""What a hit shows of its passage: the lines that best match the query.
 
 A passage is up to a few thousand characters; an agent asking for 8 hits needs the spot in
 each, and `path:line` to read around it. So a hit shows a window of whole lines, at most
