@@ -171,13 +171,13 @@ def one_file(
     }
 
 
-def real_files(files: list[Path], entries: list[Entry], rounds: int, workdir: Path) -> None:
+def real_files(files: list[Path], entries: list[Entry], rounds: int, workdir: Path) -> dict:
     print(f"1. {len(files)} real ignore files over {len(entries)} paths (µs per path)")
     print(f"{'file':<44} {'rules':>6} {'memo':>7} {'pathspec':>9} {'ratio':>7} {'differ':>6}")
     tree = skeleton(entries, workdir / "ignore_speed" / "skeleton")
     rows = [r for r in (one_file(f, entries, rounds, tree) for f in files) if r]
     if not rows:
-        return
+        return {"files": 0}
     total = {k: sum(r[k] for r in rows) for k in rows[0]}
     ratios = [r["pathspec"] / r["memo"] for r in rows]
     print(
@@ -186,6 +186,7 @@ def real_files(files: list[Path], entries: list[Entry], rounds: int, workdir: Pa
         f"{statistics.median(ratios):.1f}×, least {min(ratios):.1f}×; compiling them all: "
         f"memo {C.ms(total['memo_compile'])}, pathspec {C.ms(total['pathspec_compile'])}\n"
     )
+    return {"files": len(rows), **total}
 
 
 CHILD = """
@@ -213,13 +214,15 @@ def old_times(line: str, lengths: list[int], timeout: float) -> dict[int, float]
     return {int(n): float(t) for n, t in (row.split() for row in out.splitlines() if row)}
 
 
-def pathological(lengths: list[int], timeout: float) -> None:
+def pathological(lengths: list[int], timeout: float) -> dict:
     print(f"2. pathological patterns against names of n `a`s (pathspec killed after {timeout} s)")
+    found: dict = {}
     for line in PATHOLOGICAL:
         spec = compiled(line.encode() + b"\n")
         assert spec is not None
         mine = {n: decide_time(spec, b"a" * n + b".md") for n in lengths}
         old = old_times(line, lengths, timeout)
+        found[line] = {"memo_s": mine, "pathspec_s": old}
         print(f"  {line}")
         for n in lengths:
             was = f"{old[n]:.4f} s" if n in old else f"> {timeout:.0f} s (killed)"
@@ -227,9 +230,10 @@ def pathological(lengths: list[int], timeout: float) -> None:
         if len(old) < len(lengths):
             break  # the others hang alike; one killed child is enough
     print()
+    return found
 
 
-def big_file(src: Path, entries: list[Entry], workdir: Path) -> None:
+def big_file(src: Path, entries: list[Entry], workdir: Path) -> dict:
     notes = [rel for rel, d in entries if not d and rel.endswith(".md")]
     names = sorted({rel.rsplit("/", 1)[-1] for rel in notes})
     lines = [f"x{i}.md" for i in range(100_000 - 100)] + names[:100]
@@ -260,15 +264,18 @@ def big_file(src: Path, entries: list[Entry], workdir: Path) -> None:
         f"{C.ms(t_cold)}, next {C.ms(t_warm)} (without the file: {C.ms(t_none)}); pathspec "
         f"would take {t_ps_compile + per_ps * len(entries):.0f} s (compile + every path)\n"
     )
+    return {"compile_s": t_compile, "notes": len(found.files), "ignored": found.ignored,
+            "walk_s": t_warm, "walk_without_s": t_none}  # fmt: skip
 
 
-def worst_allowed(entries: list[Entry]) -> None:
+def worst_allowed(entries: list[Entry]) -> dict:
     """The most memo applies, written to cost the most: MAX_COMPLEX patterns that each need
     a full match, or MAX_PATTERNS that all pass the screen and must be tried in turn."""
     name = b"a" * 60 + b"0123456789" * 3 + b".md"
     print(f"4. the worst memo applies (limits: {MAX_PATTERNS} patterns, {MAX_COMPLEX} complex)")
     complex_lines = ["*a*a*a*a*a*a*a*a*a*a*a*[b]"] * MAX_COMPLEX  # one `a` passes the screen
     simple_lines = ["*[.]md", *(f"*{i % 10}[!.]" for i in range(MAX_PATTERNS - 1))]
+    found: dict = {}
     for label, lines in (
         ("complex `*a*a…*a*[b]`", complex_lines),
         ("simple, first wins", simple_lines),
@@ -281,9 +288,11 @@ def worst_allowed(entries: list[Entry]) -> None:
             f"  {label:<22} {one * 1e3:5.2f} ms for a {len(name)}-byte name made to pass, "
             f"{each * 1e6:5.0f} µs a path of the notes (all of them: {each * len(entries):.2f} s)"
         )
+        found[label] = {"one_s": one, "each_s": each}
+    return found
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("notes", type=Path)
     p.add_argument("--from", dest="roots", type=Path, action="append", default=None)
@@ -297,10 +306,16 @@ def main(argv: list[str] | None = None) -> None:
     src = C.corpus_dir(args.notes)
     entries = entries_of(src)
     print(f"pathspec {pathspec.__version__}; notes: {src}\n")
-    real_files(ignore_files(roots, args.max_files), entries, args.rounds, args.workdir)
-    pathological([int(n) for n in args.lengths.split(",")], args.pathspec_timeout)
-    big_file(src, entries, args.workdir)
-    worst_allowed(entries)
+    return {
+        "real_files": real_files(
+            ignore_files(roots, args.max_files), entries, args.rounds, args.workdir
+        ),
+        "pathological": pathological(
+            [int(n) for n in args.lengths.split(",")], args.pathspec_timeout
+        ),
+        "big_file": big_file(src, entries, args.workdir),
+        "worst_allowed": worst_allowed(entries),
+    }
 
 
 if __name__ == "__main__":

@@ -203,7 +203,7 @@ def test_ignore_speed_smoke(dataset: Path, tmp_path: Path) -> None:
     rules = tmp_path / "rules"
     rules.mkdir()
     (rules / ".gitignore").write_text("*.log\nbuild/\n!keep.md\n", encoding="utf-8")
-    _load("ignore_speed").main(
+    out = _load("ignore_speed").main(
         [
             str(dataset),
             "--from",
@@ -220,6 +220,12 @@ def test_ignore_speed_smoke(dataset: Path, tmp_path: Path) -> None:
             str(tmp_path / "w"),
         ]
     )
+    assert out["real_files"]["files"] == 1 and out["real_files"]["memo"] > 0
+    for line in out["pathological"].values():
+        assert set(line["memo_s"]) == {8} and line["memo_s"][8] > 0
+    assert out["big_file"]["ignored"] > 0 and out["big_file"]["compile_s"] > 0  # its notes named
+    assert len(out["worst_allowed"]) == 2
+    assert all(w["one_s"] > 0 and w["each_s"] > 0 for w in out["worst_allowed"].values())
 
 
 def test_scale_smoke(model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -104,6 +104,13 @@ def test_vec_without_model_is_a_clear_error(notes: Path) -> None:
 def test_any_text_is_safe(searcher: Searcher, query: str, mode: str) -> None:
     hits = searcher.search(query, k=3, mode=mode)
     assert len(hits) <= 3
+    # Syntax is text, never FTS5's: a query that holds a word of the notes finds that word's
+    # passage by words (whatever quotes, operators or noise surround it).
+    words = {w for w in ("cat", "dog", "bird") if w in query.lower().split() or f"{w}*" in query}
+    words |= {w for w in ("cat", "dog") if f"({w}" in query or f"{w})" in query}
+    words |= {w for w in ("cat",) if f":{w}" in query or f"^{w}" in query}
+    if words and mode == "lex":
+        assert hits and hits[0].relpath == "pets.md", (query, [h.relpath for h in hits])
 
 
 @pytest.mark.parametrize("query", ["", "   ", "\n\t"])
