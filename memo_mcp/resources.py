@@ -25,8 +25,9 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote, unquote_to_bytes
 
 import anyio
@@ -38,6 +39,7 @@ from mcp.types import INTERNAL_ERROR, INVALID_PARAMS
 
 from memo_core import (
     NOTE_LIMIT,
+    ChangeReport,
     MemoError,
     NoteNotFoundError,
     confine,
@@ -48,6 +50,8 @@ from memo_core import (
 from memo_mcp.lazy import LazyEngine
 from memo_mcp.places import Places, Recent
 from memo_text import Lang, changes_data, iso_time, note_text
+
+T = TypeVar("T")
 
 COLLECTIONS_URI = "memo://collections"
 NOTE_TEMPLATE = "memo://note/{collection}/{+path}"
@@ -198,6 +202,17 @@ def _refuse(uri: str, e: MemoError, lang: Lang) -> MCPError:
     return MCPError(code=INVALID_PARAMS, message=for_terminal(lang.word(e)), data={"uri": uri})
 
 
+async def _in_folder(
+    places: Places, roots: Roots, folder: str, fn: Callable[[Path], T], uri: str, lang: Lang
+) -> T:
+    """`fn(the folder's real path)` in the folder's places once it is confined to the roots
+    (every template resource reads so); an engine error is the resource's, worded."""
+    try:
+        return await places.confined(folder, roots, fn)
+    except MemoError as e:
+        raise _refuse(uri, e, lang) from e
+
+
 def read_note(
     engines: LazyEngine, collection: str, path: str, roots: Roots, lang: Lang = Lang.RU
 ) -> str:
@@ -273,12 +288,8 @@ def register_note(
         if sent is not None:
             collection, path = sent[0], "/".join(sent[1:])
         uri = note_uri(collection, path)
-        try:
-            return await in_places.confined(
-                collection, roots, lambda base: read_below(engines, base, path, uri, lang)
-            )
-        except MemoError as e:
-            raise _refuse(uri, e, lang) from e
+        read = partial(read_below, engines, path=path, uri=uri, lang=lang)
+        return await _in_folder(in_places, roots, collection, read, uri, lang)
 
 
 # -- memo://changes/{collection}{?since} --------------------------------------------------
@@ -307,12 +318,11 @@ def register_changes(
         if sent is not None:
             collection = "/".join(sent)
         uri = CHANGES_PREFIX + quote(os.fsencode(collection), safe="")
-        try:
-            report = await in_places.confined(
-                collection, roots, lambda real: engines.get().changes(real, since)
-            )
-        except MemoError as e:
-            raise _refuse(uri, e, lang) from e
+
+        def changed(real: Path) -> ChangeReport:  # the engine made on the folder's thread
+            return engines.get().changes(real, since)
+
+        report = await _in_folder(in_places, roots, collection, changed, uri, lang)
         return json.dumps(changes_data(report), ensure_ascii=False, indent=2)
 
 
