@@ -36,6 +36,7 @@ from memo_core.index.dbfiles import Mark, owned, side_files
 from memo_core.index.directory import check_held, connect, make_private_dir, make_private_file
 
 BUSY_TIMEOUT_MS = 10_000
+BUSY_RETRY_S = 0.02  # between tries at an index another process is making
 LOOK_PAUSES = (0.0, 0.01, 0.05, 0.2)  # seconds before each try of `look`
 T = TypeVar("T")
 
@@ -76,6 +77,19 @@ def open_for_writing(path: Path, root: Folder | None = None) -> apsw.Connection:
     mark = owned(path)
     if mark is Mark.NONE:
         make_private_file(path, root)
+    # Two processes making the index at once: SQLite says busy without waiting where one
+    # switches the new file to WAL while the other reads it; the next try finds it made.
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            return _open_for_writing(path, root)
+        except IndexBusyError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(BUSY_RETRY_S)
+
+
+def _open_for_writing(path: Path, root: Folder | None) -> apsw.Connection:
     with _opening(path):
         db = _open_sqlite(path, apsw.SQLITE_OPEN_READWRITE, root=root)
         with _closed_on_error(db, path, writing=True):
@@ -266,6 +280,8 @@ def _closed_on_error(db: apsw.Connection, path: Path, *, writing: bool) -> Itera
             raise too_many_files(str(path)) from e
         if _full(path, e):  # the disk, not the index: rebuilding cannot help
             raise no_room(str(path)) from e
+        if isinstance(e, apsw.BusyError):  # another process at work on it: not damage
+            raise IndexBusyError("index.busy", path=path) from e
         cannot_write = (apsw.ReadOnlyError, apsw.CantOpenError, apsw.IOError)
         if writing and isinstance(e, cannot_write):
             raise IndexLocationError("index.cannot_write", path=path, reason=e) from e
@@ -276,9 +292,13 @@ def _closed_on_error(db: apsw.Connection, path: Path, *, writing: bool) -> Itera
 
 def _check_owner(db: apsw.Connection, path: Path) -> int:
     """The schema version of memo's index at `path` (0: nothing in it yet)."""
-    version: int = _scalar(db, "PRAGMA user_version")
+    # Both read by one statement, from one snapshot: another process may be making it now.
+    sql = "SELECT user_version, (SELECT count(*) FROM sqlite_master) FROM pragma_user_version"
+    row = db.execute(sql).fetchone()
+    assert row is not None  # the pragma has its one row
+    version, tables = row
     if version == 0:
-        if _scalar(db, "SELECT count(*) FROM sqlite_master"):
+        if tables:
             raise _foreign(path)
         return 0
     if version > schema.SCHEMA_VERSION:
