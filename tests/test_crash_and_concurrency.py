@@ -188,3 +188,35 @@ def test_crash_mid_rebuild_leaves_the_old_index(tmp_path: Path, env, tiny_embedd
         assert s.reindex() == 401
     leftovers = sorted(p.name for p in (root / ".memo").iterdir())
     assert not [n for n in leftovers if "rebuild" in n]  # the scratch file was cleaned up
+
+
+# Processes that make the same new index at the same instant, started together.
+MAKE_AT = """
+import sys, time
+from pathlib import Path
+from memo_core.index.store import Store
+start = float(sys.argv[2])
+while time.time() < start:
+    pass
+Store.create(Path(sys.argv[1])).close()
+"""
+
+
+def test_processes_making_one_new_index_at_once_all_open_it(tmp_path: Path) -> None:
+    """One of them makes it; the others wait for it and open what it made: none calls it
+    another program's file (read half-made) or damaged (SQLite busy without waiting)."""
+    for round_ in range(12):
+        db = tmp_path / f"n{round_}" / ".memo" / "index.db"
+        start = str(time.time() + 0.3)
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", MAKE_AT, str(db), start],
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(3)
+        ]
+        for p in procs:
+            _, err = p.communicate(timeout=60)
+            assert p.returncode == 0, err[-2000:]
+        assert check_consistent(db) == (0, 0)
