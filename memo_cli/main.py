@@ -45,6 +45,7 @@ from memo_core import (
     is_installed,
     leave,
     model_config_text,
+    raise_descriptor_limit,
     refresh_budget,
     resolve_model_dir,
     settings,
@@ -339,6 +340,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     lang, warning = user_language(settings.language())
     if warning is not None:
         _say(lang.word(warning))
+    raise_descriptor_limit()  # a search over hundreds of folders keeps a few open for each
     try:
         try:
             return _run(build_parser(lang).parse_args(argv))

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import threading
 import time
-import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from functools import partial
@@ -26,7 +25,6 @@ from memo_core.errors import (
     IndexBusyError,
     IndexLocationError,
     IndexStoreError,
-    MemoError,
     ResourceLimitError,
 )
 from memo_core.files.feed import Freshness, Inotify
@@ -39,24 +37,23 @@ from memo_core.files.fsafe import (
     out_of_room,
     too_many_files,
 )
-from memo_core.files.scope import Scope
 from memo_core.files.walker import FileStat, scan
+from memo_core.index import location
 from memo_core.index.dbfiles import LOCK_FILE
 from memo_core.index.directory import check_held
 from memo_core.index.filelock import FileLock
 from memo_core.index.history import EMPTY_FINGERPRINT
 from memo_core.index.indexer import Indexer, ProgressFn, RefreshStats
 from memo_core.index.jobs import FailureLog, RefreshJob, WordsGate
-from memo_core.index.location import choose, clear_scratch, fallback_index_path, fresh_scratch
 from memo_core.index.store import Store
 from memo_core.index.vectors import VectorCache
-from memo_core.messages import Message
+from memo_core.messages import Message, error_text
 from memo_core.model.embedder import Embedder
-from memo_core.results import CollectionStatus, Hit
+from memo_core.results import CollectionStatus
 from memo_core.search.query import Query
-from memo_core.search.ranking import Candidates, Placed
+from memo_core.search.ranking import Candidates
+from memo_core.search.scoping import ScopedChunks
 from memo_core.search.wordscore import word_candidates
-from memo_core.text.excerpt import excerpt
 from memo_core.tuning import Tuning
 from memo_core.values import FileNote, Notice, NoticeKind
 
@@ -90,11 +87,12 @@ class Collection:
         # The vectors in memory, loaded by the first vector search; dropped with the
         # connections when the engine releases an unused collection (its memory budget).
         self._vectors: VectorCache | None = None
-        # The last scope's chunks, for its store (weak: a closed reader is not kept), while
-        # the index stays as it was (`_in_scope`).
-        self._scoped: tuple[weakref.ref[Store], tuple[object, ...], np.ndarray | None] | None = None
+        self._scoped = ScopedChunks()
         self._refresh_lock = threading.Lock()
         self._writer: Store | None = None
+        # What this process last knew whole in the index ("": the words; else also that
+        # model's vectors) by a refresh that ended or a walk that found nothing to do.
+        self._whole: str | None = None
         self._rebuilding = False
         self._job: RefreshJob | None = None  # the background refresh, if one was started
         self._job_lock = threading.Lock()
@@ -136,10 +134,10 @@ class Collection:
             return False
         return self._close_and_let_go()
 
-    def close_writer(self) -> None:
-        """Close the refresher's connection now, unless a refresh is at work (it keeps its
-        own): a search over more collections than the engine keeps open must not hold a
-        writer for each of them while it reads them all."""
+    def close_connections(self) -> None:
+        """Close the connections (not the writer of a refresh at work) and drop the vectors,
+        keeping the OS's reports: a search over more collections than the engine keeps open
+        reads the rest one at a time, each let go before the next."""
         if self._refresh_lock.acquire(blocking=False):
             try:
                 if self._writer is not None:
@@ -147,6 +145,11 @@ class Collection:
                     self._writer = None
             finally:
                 self._refresh_lock.release()
+        with self._read_lock:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
+            self._vectors = None
 
     def _close_and_let_go(self) -> bool:
         """Close (the refresh lock held), then let the lock go: True, closed."""
@@ -183,7 +186,7 @@ class Collection:
     def db_path(self) -> Path:
         """Where the index lives (`location.choose`; deciding it writes nothing)."""
         if self._db_path is None:
-            self._use(*choose(self.root))
+            self._use(*location.choose(self.root))
         assert self._db_path is not None
         return self._db_path
 
@@ -259,7 +262,7 @@ class Collection:
         scope's `under` is read from the path searched, where this collection is the folder
         `below` ('/'-separated; "": the path itself)."""
         found = Candidates(self, store)
-        among = self._in_scope(store, query.scope, below) if query.scope else None
+        among = self._scoped.among(store, query.scope, below) if query.scope else None
         if among is not None and not len(among):
             return found  # nothing here is in scope
         # `among` None: every chunk (no scope, or one that leaves nothing out here).
@@ -295,65 +298,6 @@ class Collection:
         vectors = self._vectors = self._vectors or VectorCache()  # under the read lock
         vectors.sync(store)
         return vectors
-
-    def _in_scope(self, store: Store, scope: Scope, below: str) -> np.ndarray | None:
-        """The ids of this collection's chunks in `scope`, put in scope for the word side
-        too (`Store.scope_to`); None when it leaves none of them out. Its notes are judged
-        by their paths from the path searched.
-
-        Kept while the index and the connection stay (a temporary table is the
-        connection's own): the next page, or another query in the same scope, costs no
-        second look at the notes (on office-dev-en, 20-200 ms on a busy machine)."""
-        # The reader writes nothing but its temporary tables: the index changed when another
-        # connection committed, which `data_version` says.
-        key = (scope, below, store.data_version())
-        kept, self._scoped = self._scoped, None  # until the temporary table is this scope's
-        if kept is not None and kept[0]() is store and kept[1] == key:
-            self._scoped = kept
-            return kept[2]
-        files = store.files_changed_within(scope.after_ns, scope.before_ns)
-        test = scope.path_test()
-        prefix = f"{below}/" if below else ""
-        ids = {fid for fid, path in files if test is None or test(prefix + path)}
-        if scope.tags and ids:
-            ids &= store.files_tagged(scope.tags)
-        # Every note in scope: the search costs what an unscoped one does.
-        among = None if len(ids) == store.file_count() else store.scope_to(sorted(ids))
-        self._scoped = (weakref.ref(store), key, among)
-        return among
-
-    def hits(self, store: Store, ranked: list[Placed], terms: list[str]) -> dict[int, Hit]:
-        """Hits for ranked passages of this collection, by chunk id (call inside
-        `snapshot`): each shows the lines of its passage that best match the query's
-        `terms` (`text.excerpt`), numbered as the note's lines by the index alone (the
-        note is not read: it may have changed since, or be slow to read).
-
-        A hit that shows its passage from the start cites the passage's `line` (a
-        section's heading, which the location line shows); one that shows lines further
-        down cites the first of them, counted from where the text begins (`text_line`).
-        `end_line` is the last line shown, counted alike."""
-        rows = store.chunk_rows([p.chunk for p in ranked])
-        words = set(terms)
-        hits = {}
-        for p in ranked:
-            row = rows.get(p.chunk)
-            if row is None:
-                continue
-            # A passage found by meaning alone shows its start, whatever words it shares.
-            shown = excerpt(row.text.split("\n"), words if "lex" in p.found_by else set())
-            hits[p.chunk] = Hit(
-                path=self.absolute(row.path),
-                relpath=row.path,
-                collection=str(self.root),
-                line=row.text_line + shown.first if shown.first else row.line,
-                end_line=row.text_line + shown.last,
-                heading=row.shown_heading,
-                text=shown.text,
-                score=float(p.score),
-                found_by=p.found_by,
-                explain=p.explain,
-            )
-        return hits
 
     def status(self) -> CollectionStatus:
         """What the index holds as last committed; writes nothing, not even SQLite's shared
@@ -417,7 +361,7 @@ class Collection:
             try:
                 self._writer = Store.create(self.db_path, root)
             except IndexLocationError as e:
-                fallback = fallback_index_path(self.root)
+                fallback = location.fallback_index_path(self.root)
                 if self.db_path == fallback:
                     raise
                 # Out of descriptors or of room, a place fails in ways that look alike: no
@@ -453,7 +397,7 @@ class Collection:
                     yield None, root, Notice(NoticeKind.BUSY, str(self.root))
                     return
                 try:
-                    clear_scratch(writer.path, root)  # what a killed rebuild left
+                    location.clear_scratch(writer.path, root)  # what a killed rebuild left
                     yield writer, root, None
                 finally:
                     lock.release()
@@ -475,6 +419,7 @@ class Collection:
         with self._refreshing(wait) as (writer, root, busy):
             if writer is None:
                 return RefreshStats(notices=[busy] if busy else [])
+            self._whole = None
             with self._sqlite_errors():
                 # A model still loading (a search's) is waited for only where the index does
                 # not hold its vectors yet: a graph that fails never replaces a good one's.
@@ -492,6 +437,8 @@ class Collection:
                     stats = self._rebuild(writer, root, embedder, progress)
                     if not stats.stopped:
                         stats.notices.append(Notice(NoticeKind.REBUILT, str(self.root), changed))
+                if not stats.stopped:  # the words are whole, and the vectors?
+                    self._whole = model if model and writer.vectors_whole(model) else ""
             if not stats.stopped:
                 self.refreshed_at = time.time()
                 self.refresh_error = None
@@ -512,7 +459,7 @@ class Collection:
                         with self._slots or nullcontext():
                             return self.refresh(embedder, report, wait=False, gate=gate)
                     except Exception as e:  # kept for status until a refresh succeeds
-                        self.refresh_error = _described(e)
+                        self.refresh_error = error_text(e)
                         raise
 
                 job = self._job = RefreshJob(
@@ -528,7 +475,45 @@ class Collection:
             if job is None or not job.done.is_set() or job.error is None or job.told:
                 return None
             job.told = True
-        return Notice(NoticeKind.REFRESH_FAILED, str(self.root), detail=_described(job.error))
+        return Notice(NoticeKind.REFRESH_FAILED, str(self.root), detail=error_text(job.error))
+
+    def needs_refresh(self, embedder: Embedder | None) -> bool:
+        """Whether a search with `embedder` must refresh this collection first: not when it
+        is known whole (words, and `embedder`'s vectors) and the OS reported nothing here
+        since, nor when a walk finds the index holding the folder as it is (and nothing a
+        killed rebuild left to clear). Read only: a search over hundreds of collections
+        then starts no refresh, thread or writer for each."""
+        if self.activity() is not None or self.refresh_error is not None:
+            return True
+        model = embedder.model_id if embedder is not None else ""
+        if self._freshness.reported:
+            if not self._freshness.quiet():
+                return True  # what the OS reported is the refresh's to take
+            if self._whole == model:
+                return False
+            held = self._whole is not None  # the feed's last report taken by a refresh that ended
+        else:
+            self._freshness.changes()  # the feed starts here, where the OS reports
+            held = False
+        with self.snapshot() as store:
+            whole = (
+                store is not None
+                and not location.scratch_left(store.path)
+                and store.made_as(self.tuning.identity())
+                and (not model or store.vectors_whole(model))
+                and (held or self._holds(store))
+            )
+        if not whole:
+            self._freshness.walk_next()  # the refresh walks what the feed started after
+            return True
+        self._whole = model
+        return False
+
+    def _holds(self, store: Store) -> bool:
+        """Whether the index holds the folder as a walk finds it now."""
+        with self._sqlite_errors(), open_collection(self.root) as root:
+            found = scan(root)
+        return found.files == store.file_stats() and not found.unreadable and not found.two_names
 
     def activity(self) -> Notice | None:
         """How far a refresh under way in this process got (None: none is)."""
@@ -540,6 +525,7 @@ class Collection:
         of files indexed."""
         with self._refreshing(wait=True) as (writer, root, _), self._sqlite_errors():
             assert writer is not None  # waiting, the writer is always ours
+            self._whole = None
             self._rebuild(writer, root, embedder, progress)
             self.refreshed_at = time.time()
             self.refresh_error = None
@@ -555,7 +541,7 @@ class Collection:
         memo names and removes. The refresh lock makes this the only rebuild, so what is
         memo's at the scratch name is the leftover of one that crashed.
         """
-        scratch = fresh_scratch(writer.path, root)
+        scratch = location.fresh_scratch(writer.path, root)
         self._rebuilding = True
         try:
             fresh = Store.create(scratch, root)
@@ -568,7 +554,7 @@ class Collection:
                 fresh.close()
         finally:
             self._rebuilding = False
-            clear_scratch(writer.path, root)
+            location.clear_scratch(writer.path, root)
         return stats
 
 
@@ -582,12 +568,3 @@ def _kept(store: Store | None, root: Folder) -> Store | None:
         store.close()
         return None
     return store
-
-
-def _described(e: BaseException) -> str:
-    """An error as a user reads it: memo's own say what to do (their Message, worded in
-    the reader's language later); others are named."""
-    if isinstance(e, MemoError):
-        return e.message
-    text = str(e)
-    return f"{type(e).__name__}: {text}" if text else type(e).__name__

@@ -14,22 +14,20 @@ import threading
 import time
 import weakref
 from collections.abc import Sequence
-from functools import partial
 from pathlib import Path
 
-from memo_core import searching
+from memo_core import refreshing, searching
 from memo_core.changes import changes_since
 from memo_core.collection import CLOSE_WAIT_S, Collection
 from memo_core.errors import (
     InvalidArgumentError,
     ModelUnavailableError,
     NoteNotFoundError,
-    ResourceLimitError,
 )
 from memo_core.files.confine import allowed_roots, check_inside, real_path
 from memo_core.files.discovery import discover, resolve_path, within_reach
 from memo_core.files.feed import Inotify
-from memo_core.files.fsafe import require_supported
+from memo_core.files.fsafe import descriptor_limit, require_supported
 from memo_core.files.notes import (
     NOTE_LIMIT,
     NoteLines,
@@ -43,7 +41,7 @@ from memo_core.files.notes import (
 from memo_core.files.scope import Scope
 from memo_core.files.walker import is_within
 from memo_core.index.indexer import ProgressFn, RefreshStats
-from memo_core.index.jobs import SMALL_WORK, FailureLog, SmallWork, wait_within
+from memo_core.index.jobs import SMALL_WORK, FailureLog, SmallWork
 from memo_core.model.embedder import Embedder
 from memo_core.model.loading import ModelSource
 from memo_core.results import ChangeReport, CollectionStatus, SearchResults
@@ -59,7 +57,14 @@ from memo_core.values import (
     NoticeKind,
 )
 
-MAX_OPEN = 64  # collections whose connections stay open between calls (a few fds each)
+# Collections whose connections stay open, between calls and within one: each holds its
+# reader's index, WAL and shared-memory files, a refresh also its writer's and a lock file;
+# a search over more reads the rest one at a time. The budget is the descriptors left past a
+# reserve (notes being read, the model, a server's clients: at most half of them), never
+# past MAX_OPEN (memory: an open collection of 100 notes holds about 0.6 MB).
+MAX_OPEN = 1024
+FDS_PER_COLLECTION = 4
+FDS_RESERVED = 256
 MAX_REFRESHING = 4  # background refreshes at once in one engine
 IDLE_S = 600.0  # a collection unused this long releases its connections, watches and vectors
 UserPath = str | os.PathLike[str]
@@ -75,10 +80,10 @@ class Engine:
     the only folders it works in (default: anywhere); `refresh_budget_s`: how long a search
     waits for its refresh (None: until it is done); `notify`: learn about changes from the OS
     (for a long-lived process: a refresh then looks only at what changed); `max_open`: how
-    many collections keep their connections between calls; `idle_s`: after how long unused a
-    collection releases its connections and vectors (loaded again when next used);
-    `small`: the refresh a search waits for whole past its budget (a small folder's words
-    and vectors: `SmallWork`; `NO_SMALL_WORK`: none).
+    many collections keep their connections (default: `open_budget()`); `idle_s`: after
+    how long unused a collection releases its connections and vectors (loaded again when
+    next used); `small`: the refresh a search waits for whole past its budget (a small
+    folder's words and vectors: `SmallWork`; `NO_SMALL_WORK`: none).
     """
 
     def __init__(
@@ -89,7 +94,7 @@ class Engine:
         roots: Sequence[UserPath] | None = None,
         refresh_budget_s: float | None = DEFAULT_REFRESH_BUDGET_S,
         notify: bool = False,
-        max_open: int = MAX_OPEN,
+        max_open: int | None = None,
         idle_s: float = IDLE_S,
         small: SmallWork = SMALL_WORK,
     ) -> None:
@@ -108,7 +113,7 @@ class Engine:
         self._collections: dict[Path, Collection] = {}
         # Each open collection keeps a few descriptors (connections, a lock file): those
         # least recently used beyond `max_open`, or idle, release them (see `_spare`).
-        self.max_open = max_open
+        self.max_open = open_budget() if max_open is None else max_open
         self._used: dict[Path, float] = {}  # when each was last used (monotonic)
         self._released: set[Path] = set()
         # Idle collections are released by a thread of the engine's own, without waiting for
@@ -216,7 +221,8 @@ class Engine:
                 weakref.finalize(self, self._wake.set)  # an engine dropped unclosed: it ends
                 self._janitor.start()
             found = [self._collections[r] for r in roots]
-            missing = [r for r in self._collections if r not in roots and is_within(r, base)]
+            found_here = set(roots)
+            missing = [r for r in self._collections if r not in found_here and is_within(r, base)]
         # Folders deleted since: forget them (they are not searched anyway). A refresh of
         # one may be stuck in a batch: it closes when it ends, and this call does not wait.
         for root in [r for r in missing if not r.is_dir()]:
@@ -226,11 +232,11 @@ class Engine:
                 gone.close(timeout=0)
         return found
 
-    def _spare(self, now: float, *, open_budget: bool = True) -> list[Collection]:
+    def _spare(self, now: float, *, by_count: bool = True) -> list[Collection]:
         """Collections to release (call under the lock): beyond `max_open` by last use (not
-        with `open_budget` False: a call's own collections are not taken from under it), or
+        with `by_count` False: a call's own collections are not taken from under it), or
         unused for `idle_s`."""
-        limit = self.max_open if open_budget else len(self._collections)
+        limit = self.max_open if by_count else len(self._collections)
         order = sorted(self._collections, key=lambda r: self._used.get(r, 0.0), reverse=True)
         spare = [
             r
@@ -259,7 +265,7 @@ class Engine:
         none is open). Those beyond `max_open` are left to the next call."""
         with self._lock:
             self._wake.clear()  # a use from here on wakes the next round
-            spare = self._spare(time.monotonic(), open_budget=False)
+            spare = self._spare(time.monotonic(), by_count=False)
         for c in self._still_spare(spare):
             if not c.release():
                 with self._lock:
@@ -314,7 +320,9 @@ class Engine:
         asked = Query.of(query, k, mode, offset=offset, scope=scope, explain=explain)
         base, collections, notices = self._reachable(path)
         model, asked, notices = self._prepared(collections, asked, notices, refresh, progress)
-        return searching.search(base, collections, asked, model, self.tuning, notices)
+        return searching.search(
+            base, collections, asked, model, self.tuning, notices, self.max_open
+        )
 
     def _prepared(
         self,
@@ -375,37 +383,14 @@ class Engine:
         embedder: Embedder | None,
         progress: ProgressFn | None,
     ) -> list[Notice]:
-        """Refresh the collections of a search, waiting for them at most the budget in all
-        (they refresh side by side); the notices, work still under way summed in one."""
-        budget = self.refresh_budget_s
-        if budget is None:
-            return [
-                n for c in collections for n in c.refresh(embedder, progress, wait=False).notices
-            ]
-        called = time.monotonic()
-        # A background refresh that failed with no one waiting is said in this answer, once,
-        # unless this call's refresh (a new try) has succeeded by then.
-        failed = {c: c.unreported_failure() for c in collections}
-        for c in collections:
-            c.start_refresh(embedder, progress)
-        notices: list[Notice] = []
-        for c in collections:
-            start = partial(c.start_refresh, embedder, progress)
-            try:
-                stats = wait_within(
-                    start, progress, budget, called, model=embedder is not None, small=self.small
-                )
-            except ResourceLimitError as e:  # out of files, a full disk: what is saved answers
-                notices.append(Notice(NoticeKind.REFRESH_FAILED, str(c.root), detail=e.message))
-                continue
-            finally:
-                if len(collections) > self.max_open:  # the descriptors go to their readers
-                    c.close_writer()
-            told = failed[c]
-            if told is not None and c.refresh_error is not None:
-                notices.append(told)
-            notices += stats.notices
-        return _one_activity_line(notices)
+        return refreshing.refreshed(
+            collections,
+            embedder,
+            progress,
+            budget=self.refresh_budget_s,
+            small=self.small,
+            open_budget=self.max_open,
+        )
 
     def changes(
         self,
@@ -547,18 +532,11 @@ def _resolved_roots(roots: Sequence[UserPath]) -> list[Path]:
     return allowed_roots(raw, env="") if raw else []
 
 
-def _one_activity_line(notices: list[Notice]) -> list[Notice]:
-    """Indexing still under way in several collections, said once: files while any is still
-    indexing words, else chunks waiting for vectors, summed."""
-    busy = [n for n in notices if n.kind in (NoticeKind.INDEXING, NoticeKind.EMBEDDING)]
-    if len(busy) < 2:
-        return notices
-    kind = (
-        NoticeKind.INDEXING
-        if any(n.kind is NoticeKind.INDEXING for n in busy)
-        else (NoticeKind.EMBEDDING)
-    )
-    same = [n for n in busy if n.kind is kind]
-    where = os.path.commonpath([n.collection or "" for n in same])
-    line = Notice(kind, where, done=sum(n.done for n in same), total=sum(n.total for n in same))
-    return [n for n in notices if n not in busy] + [line]
+def open_budget() -> int:
+    """How many collections may keep their connections open, by the descriptors this
+    process may open now (`raise_descriptor_limit` first, in an entry point)."""
+    limit = descriptor_limit()
+    if limit is None:
+        return MAX_OPEN
+    reserved = min(FDS_RESERVED, limit // 2)
+    return max(1, min(MAX_OPEN, (limit - reserved) // FDS_PER_COLLECTION))

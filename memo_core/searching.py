@@ -4,7 +4,7 @@ and the hits of the page asked for read back from their collections."""
 
 from __future__ import annotations
 
-import os
+from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -18,6 +18,7 @@ from memo_core.results import Hit, SearchResults
 from memo_core.search import ranking
 from memo_core.search.query import Query
 from memo_core.search.ranking import Candidates, Placed
+from memo_core.text.excerpt import excerpt
 from memo_core.tuning import Tuning
 from memo_core.values import Notice, NoticeKind
 
@@ -29,34 +30,36 @@ def search(
     model: Embedder | None,
     tuning: Tuning,
     notices: list[Notice],
+    open_budget: int,
 ) -> SearchResults:
     """The page `query` asks for, of the collections found under `base` (refreshed as the
     caller wanted), ranked together as one, and where the next page starts (None: no more
     hits). `model`: the query's embedding (None: words only); `notices`: what the answer
-    says already."""
+    says already; `open_budget`: how many collections may stay open (the rest are read one
+    at a time and let go)."""
     qvec = model.embed([query.text], query=True)[0] if model is not None else None
     # Word statistics: to put several collections' word scores on one scale, and to weigh
     # the word side of a hybrid search by how well the query's words match.
     stats = len(collections) > 1 or (query.mode == "hybrid" and tuning.adaptive_fusion)
     notices = list(notices)
-    with ExitStack() as stack:  # every collection read from one snapshot of its own
+    kept = set(collections[:open_budget])
+    with ExitStack() as stack:  # the snapshots kept open until their hits are read
         found: list[Candidates[Collection]] = []
-        for c, store in _snapshots(collections, stack, notices):
-            if store is not None:
-                found.append(
-                    c.candidates(
-                        store,
-                        query,
-                        qvec=qvec,
-                        model_id=model.model_id if model is not None else None,
-                        wanted=query.wanted(tuning),
-                        stats=stats,
-                        below=_below(base, c) if query.scope else "",
-                    )
+        for c, store in _snapshots(collections, kept, stack, notices):
+            found.append(
+                c.candidates(
+                    store,
+                    query,
+                    qvec=qvec,
+                    model_id=model.model_id if model is not None else None,
+                    wanted=query.wanted(tuning),
+                    stats=stats,
+                    below=_below(base, c) if query.scope else "",
                 )
-                notices += found[-1].notices
+            )
+            notices += found[-1].notices
         placed = _ranked(found, query, qvec, model, tuning)
-        hits = _hits(found, placed[query.offset : query.offset + query.k], query.terms)
+        hits = _hits(found, placed[query.offset : query.offset + query.k], query.terms, kept)
     more = len(placed) > query.offset + query.k
     next_offset = query.offset + len(hits) if more else None
     return SearchResults(hits, query.mode, notices, offset=query.offset, next_offset=next_offset)
@@ -80,40 +83,101 @@ def _ranked(
     # A model may bring its own weight policy (chosen for it on train sets).
     tuning = tuning.with_fusion(model.fusion) if model is not None else tuning
     return ranking.ranked(
-        found, query.terms, query.mode, query.deep, tuning, floor, explain=query.explain
+        found,
+        query.terms,
+        query.mode,
+        query.deep,
+        tuning,
+        floor,
+        explain=query.explain,
+        pool=query.wanted(tuning),
     )
 
 
-def _hits(found: list[Candidates[Collection]], placed: list[Placed], terms: list[str]) -> list[Hit]:
-    """The hits of ranked passages, in their order, read from each one's collection."""
-    got = [
-        f.collection.hits(f.store, [p for p in placed if p.at == i], terms)
-        for i, f in enumerate(found)
-    ]
+def _hits(
+    found: list[Candidates[Collection]],
+    placed: list[Placed],
+    terms: list[str],
+    kept: set[Collection],
+) -> list[Hit]:
+    """The hits of ranked passages, in their order, read from each one's collection: from
+    the snapshot it was ranked from where it stayed open, else from a new one (a passage
+    gone meanwhile is left out)."""
+    got: list[dict[int, Hit]] = []
+    for i, f in enumerate(found):
+        mine = [p for p in placed if p.at == i]
+        if not mine or f.collection in kept:
+            got.append(_read_hits(f.collection, f.store, mine, terms) if mine else {})
+            continue
+        with f.collection.snapshot() as store:
+            got.append(_read_hits(f.collection, store, mine, terms) if store else {})
+        f.collection.close_connections()
     return [got[p.at][p.chunk] for p in placed if p.chunk in got[p.at]]
 
 
+def _read_hits(
+    c: Collection, store: Store, ranked: list[Placed], terms: list[str]
+) -> dict[int, Hit]:
+    """Hits for ranked passages of one collection, by chunk id (inside its snapshot): each
+    shows the lines of its passage that best match the query's `terms` (`text.excerpt`),
+    numbered as the note's lines by the index alone (the note is not read: it may have
+    changed since, or be slow to read).
+
+    A hit that shows its passage from the start cites the passage's `line` (a section's
+    heading, which the location line shows); one that shows lines further down cites the
+    first of them, counted from where the text begins (`text_line`). `end_line` is the last
+    line shown, counted alike."""
+    rows = store.chunk_rows([p.chunk for p in ranked])
+    words = set(terms)
+    hits = {}
+    for p in ranked:
+        row = rows.get(p.chunk)
+        if row is None:
+            continue
+        # A passage found by meaning alone shows its start, whatever words it shares.
+        shown = excerpt(row.text.split("\n"), words if "lex" in p.found_by else set())
+        hits[p.chunk] = Hit(
+            path=c.absolute(row.path),
+            relpath=row.path,
+            collection=str(c.root),
+            line=row.text_line + shown.first if shown.first else row.line,
+            end_line=row.text_line + shown.last,
+            heading=row.shown_heading,
+            text=shown.text,
+            score=float(p.score),
+            found_by=p.found_by,
+            explain=p.explain,
+        )
+    return hits
+
+
 def _snapshots(
-    collections: list[Collection], stack: ExitStack, notices: list[Notice]
-) -> list[tuple[Collection, Store | None]]:
-    """Each collection with the snapshot it is read from (entered on `stack`). One that
-    cannot be opened for want of a resource (descriptors, memory) is left out and the
+    collections: list[Collection], kept: set[Collection], stack: ExitStack, notices: list[Notice]
+) -> Iterator[tuple[Collection, Store]]:
+    """Each collection that holds an index, with the snapshot it is read from: those `kept`
+    stay open on `stack` (until their hits are read), the others are let go once read. One
+    that cannot be opened for want of a resource (descriptors, memory) is left out and the
     answer names it: what could be read answers; none at all is the error."""
-    opened: list[tuple[Collection, Store | None]] = []
+    read = 0
     left: list[Collection] = []
     first: ResourceLimitError | None = None
     for c in collections:
-        try:
-            opened.append((c, stack.enter_context(c.snapshot())))
-        except ResourceLimitError as e:
-            left.append(c)
-            first = first or e
+        with ExitStack() as own:
+            try:
+                store = own.enter_context(c.snapshot())
+            except ResourceLimitError as e:
+                left.append(c)
+                first = first or e
+                continue
+            if store is not None:
+                read += 1
+                if c in kept:
+                    stack.enter_context(own.pop_all())
+                yield c, store
+        if c not in kept:
+            c.close_connections()
     if first is not None:
-        if not opened:
+        if not read:
             raise first
-        where = os.path.commonpath([str(c.root) for c in left])
-        folders = tuple(os.path.relpath(c.root, where) for c in left[:5])
-        notices.append(
-            Notice(NoticeKind.NOT_SEARCHED, where, first.message, total=len(left), folders=folders)
-        )
-    return opened
+        roots = [str(c.root) for c in left]
+        notices.append(Notice.of_folders(NoticeKind.NOT_SEARCHED, roots, first.message))

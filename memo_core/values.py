@@ -6,6 +6,8 @@ a user reads are derived from these (the wording lives in `formatting`).
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Literal, get_args
@@ -65,13 +67,18 @@ class NoticeKind(str, Enum):
     UNREADABLE_FOLDER = "unreadable_folder"  # detail: the folder; its notes were kept as they were
     INDEXING = "indexing"  # still indexing (done / total files): answered from what is in
     EMBEDDING = "embedding"  # words are in, vectors still coming (done / total chunks)
-    REFRESH_FAILED = "refresh_failed"  # detail: why a background refresh failed; said once
+    # detail: why a refresh failed, said once; for several collections (out of descriptors,
+    # a full disk), one notice: the first `folders` of `total`, relative to `collection`.
+    REFRESH_FAILED = "refresh_failed"
     # Folders of notes without an index that a broad path left alone (the first `folders`
     # of `total`); collection: the path; detail: the command that indexes them.
     NOT_INDEXED = "not_indexed"
     # Collections a search could not read (the first `folders` of `total`, relative to
     # `collection`); detail: why (a resource: too many files open).
     NOT_SEARCHED = "not_searched"
+
+
+NAMED_FOLDERS = 5  # a notice about many folders names this many of them; the rest it counts
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +89,14 @@ class Notice:
     done: int = 0  # how far work under way got, of `total`
     total: int = 0
     folders: tuple[str, ...] = ()  # the folders it names, relative to `collection`
+
+    @classmethod
+    def of_folders(cls, kind: NoticeKind, roots: Sequence[str], detail: str) -> Notice:
+        """One notice for several collections, not a line for each: the folder they share,
+        the first few named from it, how many in all."""
+        where = os.path.commonpath(roots)
+        named = tuple(os.path.relpath(r, where) for r in roots[:NAMED_FOLDERS])
+        return cls(kind, where, detail, total=len(roots), folders=named)
 
 
 # How long a search waits for its refresh before answering from what is committed (the

@@ -54,6 +54,7 @@ from memo_core import (
     char_budget,
     for_terminal,
     leave,
+    raise_descriptor_limit,
     settings,
 )
 from memo_mcp.completions import register_completions
@@ -538,6 +539,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     lang, warning = user_language(settings.language())
     if warning is not None:
         print(f"memo-mcp: {lang.word(warning)}", file=sys.stderr)
+    raise_descriptor_limit()  # a search over hundreds of folders keeps a few open for each
     parser = build_arg_parser(lang)
     args = parser.parse_args(argv)
     http = http_config(parser, args, lang) if args.http else None

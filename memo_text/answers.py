@@ -51,6 +51,11 @@ TEXTS: dict[str, tuple[str, str]] = {
         "обновление индекса не удалось ({detail}); ответ по последнему снимку",
         "updating the index failed ({detail}); answered from its last snapshot",
     ),
+    "notice.refresh_failed_in": (
+        "не удалось обновить индексы папок: {total} ({named}): {why}; ответ по последним снимкам",
+        "updating the indexes failed in folders: {total} ({named}): {why}; answered from their "
+        "last snapshots",
+    ),
     "notice.indexing": (
         "индексация: {done} из {total} файлов; ответ по уже проиндексированным",
         "indexing: {done} of {total} files; answered from those indexed so far",

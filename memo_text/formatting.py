@@ -67,6 +67,9 @@ def notice_text(n: Notice, lang: Lang = Lang.RU) -> str:
     if n.kind is NoticeKind.NOT_INDEXED:
         named = _listed(n.folders, n.total, lang)
         return where + lang.text("notice.not_indexed", total=n.total, named=named, command=detail)
+    if n.kind is NoticeKind.REFRESH_FAILED and n.total:
+        named = _listed(n.folders, n.total, lang)
+        return where + lang.text("notice.refresh_failed_in", total=n.total, named=named, why=detail)
     if n.kind is NoticeKind.NOT_SEARCHED:
         named = _listed(n.folders, n.total, lang)
         return where + lang.text("notice.not_searched", total=n.total, named=named, why=detail)

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from enum import Enum
 from typing import Any
 
-from memo_core import ENGINE_TEXTS, Message, os_reason
+from memo_core import ENGINE_TEXTS, Message, error_text, os_reason
 from memo_text import answers, fronts
 
 TEXTS: Mapping[str, tuple[str, str]] = {**ENGINE_TEXTS, **answers.TEXTS, **fronts.TEXTS}
@@ -40,11 +40,7 @@ class Lang(str, Enum):
         if isinstance(value, OSError):
             return self.word(os_reason(value))
         if isinstance(value, BaseException):
-            message = value.args[0] if len(value.args) == 1 else None
-            if isinstance(message, Message):  # memo's own errors: their message, worded
-                return self.word(message)
-            text = str(value)
-            return f"{type(value).__name__}: {text}" if text else type(value).__name__
+            return self.word(error_text(value))
         return str(value)
 
     def _param(self, value: object) -> Any:

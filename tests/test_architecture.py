@@ -57,7 +57,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("memo_core.search",),
     ("memo_core.collection",),
     ("memo_core.changes",),
-    ("memo_core.searching",),
+    ("memo_core.searching", "memo_core.refreshing"),
     ("memo_core.engine",),
     ("memo_core.searcher",),
 ]

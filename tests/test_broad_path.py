@@ -19,7 +19,8 @@ from conftest import write_notes
 from mcp import Client
 
 from memo_core import Engine, ModelSource, Notice, NoticeKind
-from memo_core.files.discovery import MAX_NEW_INDEXES, NAMED_FOLDERS
+from memo_core.files.discovery import MAX_NEW_INDEXES
+from memo_core.values import NAMED_FOLDERS
 from memo_mcp import server as memo_server
 from memo_text import notice_text
 

@@ -10,7 +10,7 @@ from memo_core.errors import NoCollectionError, PathNotFoundError
 from memo_core.files.walker import has_index, has_notes, subfolders
 from memo_core.messages import Message
 from memo_core.text.escapes import shown
-from memo_core.values import Notice, NoticeKind
+from memo_core.values import NAMED_FOLDERS, Notice, NoticeKind
 
 # walk down from the given path at most this many levels looking for roots.
 DISCOVERY_DEPTH = 2
@@ -23,8 +23,6 @@ NEAREST_MAX_FOLDERS = 5_000
 # makes a collection) does not get an index in each folder of notes it holds.
 # An explicit `memo index PATH` / `memo reindex PATH` makes them all.
 MAX_NEW_INDEXES = 3
-# How many of the folders left alone an answer names; the rest it counts.
-NAMED_FOLDERS = 5
 
 
 def resolve_path(path: str | os.PathLike[str]) -> Path:

@@ -90,6 +90,10 @@ class ChangeFeed:
     def close(self) -> None:
         self._inotify.forget(self)
 
+    def quiet(self) -> bool:
+        """Whether the OS reported nothing here since the last `changes` (nothing taken)."""
+        return self._inotify.quiet(self)
+
     def changes(self) -> Changes | None:
         """The folders where something changed since the last call; None: unknown (walk)."""
         found, folders, lost = self._inotify.collect(self)
@@ -202,6 +206,13 @@ class Freshness:
         """Whether the OS reports this collection's changes now (its feed is running)."""
         return self.notify and self._feed is not None
 
+    def quiet(self) -> bool:
+        """Whether a refresh would find nothing changed: the OS reports this collection's
+        changes, reported none since the last `changes`, and no walk is due."""
+        if not self.notify or self._feed is None:
+            return False
+        return time.monotonic() - self._walked <= WALK_EVERY_S and self._feed.quiet()
+
     def changes(self) -> Changes | None:
         """What changed since the last call; None: walk everything."""
         if not self.notify or self._inotify is None:
@@ -217,6 +228,11 @@ class Freshness:
         if found is None or time.monotonic() - self._walked > WALK_EVERY_S:
             return self._walk()
         return found
+
+    def walk_next(self) -> None:
+        """The next `changes` walks everything (what the feed held was taken by a caller
+        that did not refresh)."""
+        self._walked = float("-inf")
 
     def _walk(self) -> Changes | None:
         """None: walk everything (and remember when)."""

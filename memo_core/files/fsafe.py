@@ -20,9 +20,11 @@ the Engine refuses to start (`require_supported`).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import os
+import resource
 import stat
 import sys
 
@@ -115,6 +117,24 @@ def out_of_files(e: OSError | None = None, *, headroom: int = 1) -> bool:
                 os.close(fd)
         return False
     return e.errno in (errno.EMFILE, errno.ENFILE)
+
+
+def descriptor_limit() -> int | None:
+    """How many descriptors this process may have open at once (None: no limit)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+def raise_descriptor_limit() -> None:
+    """Let this process open as many descriptors as the system allows it (the soft limit up
+    to the hard one, as Go's runtime does at start): a search over hundreds of collections
+    keeps a few open for each, and the usual soft limit (1024) is a relic of select(),
+    which nothing in memo uses. For a process's entry point, not for a library's caller."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 16)
+    if soft != resource.RLIM_INFINITY and soft < want:
+        with contextlib.suppress(ValueError, OSError):  # a system that refuses: as it was
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
 
 
 def too_many_files(where: str) -> ResourceLimitError:

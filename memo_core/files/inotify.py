@@ -98,6 +98,13 @@ class Inotify:
         except (OSError, ValueError):  # closed meanwhile
             return False
 
+    def quiet(self, feed: Listener) -> bool:
+        """Whether nothing reached `feed` since it was last collected: the queue is read
+        first (and handed out), nothing is taken."""
+        with self._lock:
+            self._drain()
+            return not feed.pending and not feed.new_folders and not feed.lost
+
     def collect(self, feed: Listener) -> tuple[Changes, list[str], bool]:
         """What the queue holds, handed to the feeds; then `feed`'s part, taken: what
         changed, the folders to start watching, and whether it lost track."""

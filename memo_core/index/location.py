@@ -68,6 +68,12 @@ def clear_scratch(db: Path, root: Folder | None = None) -> None:
         directory.remove_files(scratch_path(db), root)
 
 
+def scratch_left(db: Path) -> bool:
+    """Whether something lies where a rebuild of `db` builds: a hint, looked at again by
+    the refresh that clears it (holding the refresh lock, through the root's descriptor)."""
+    return os.path.lexists(scratch_path(db))
+
+
 def fresh_scratch(db: Path, root: Folder | None = None) -> Path:
     """Where a rebuild of `db` builds (call while holding the refresh lock), cleared of what
     a killed rebuild left. Something there that memo did not make is neither built in nor

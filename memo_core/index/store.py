@@ -32,7 +32,7 @@ from memo_core.index.rows import (
     note_title,
     stored,
 )
-from memo_core.index.schema import new_generation
+from memo_core.index.schema import SCHEMA_VERSION, new_generation
 from memo_core.index.vecstorage import VectorSlots
 from memo_core.text import textnorm
 from memo_core.text.chunking import Chunk
@@ -117,6 +117,19 @@ class Store:
         if model is not None and self.get_meta("vec_model") not in (None, model):
             changed.append("model")  # rebuilt aside: the old vectors answer meanwhile
         return ", ".join(changed) or None
+
+    def made_as(self, want: dict[str, Any]) -> bool:
+        """Whether this index was made as `want` says (its settings), in this version's
+        schema, read without writing: `identity_change` is the writer's, which also names
+        what differs (and the writer migrates an older schema)."""
+        if self._scalar("PRAGMA user_version") != SCHEMA_VERSION:
+            return False
+        raw = self.get_meta("identity")
+        return raw is not None and json.loads(raw) == want
+
+    def vectors_whole(self, model: str) -> bool:
+        """Whether every passage has a vector and `model` made them."""
+        return self.get_meta("vec_model") == model and self.count_without_vectors() == 0
 
     @contextmanager
     def write(self) -> Iterator[None]:

@@ -66,14 +66,21 @@ def _english(key: str, params: Mapping[str, object]) -> str:
 def _english_of(value: object) -> object:
     # A parameter that is an error carries its Message: its English text; numbers and plain
     # strings stay as they are, for format specs and conversions in the templates.
-    if isinstance(value, BaseException) and not isinstance(value, OSError):
-        message = value.args[0] if len(value.args) == 1 else None
-        if isinstance(message, Message):
-            return str(message)
-        return f"{type(value).__name__}: {value}" if str(value) else type(value).__name__
     if isinstance(value, OSError):
         return str(os_reason(value))
+    if isinstance(value, BaseException):
+        return str(error_text(value))
     return value
+
+
+def error_text(e: BaseException) -> Message | str:
+    """An error as a reader reads it: memo's own (a MemoError, or one carrying a Message)
+    by its Message, to word in the reader's language; any other named by its type."""
+    message = e.args[0] if len(e.args) == 1 else None
+    if isinstance(message, Message):
+        return message
+    text = str(e)
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
 
 
 def os_reason(e: OSError) -> str:

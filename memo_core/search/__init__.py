@@ -4,7 +4,8 @@ The stages, in the order a search runs them (`Engine.search` drives them), and w
 reads. Every setting is a field of `Tuning`; the few fixed numbers are named constants that
 say why.
 
-In each collection, from one snapshot (`Collection.candidates`):
+In each collection, from one snapshot (`Collection.candidates`), among the passages in
+the search's scope where it has one (`scoping.ScopedChunks`):
 
 1. Word candidates (`wordscore.word_candidates`): the n best passages by FTS5's BM25 among
    those holding any query word, heading and body weighted (`heading_weight`,
@@ -32,10 +33,11 @@ Across the collections, once (`ranking.ranked`):
    `dense_weight` at full strength, `dense_top` at none, between them by `lex_full_strength`
    and `lex_strength_power`; or a model's own policy);
    `adaptive_fusion` False: `dense_weight` for every query.
-9. Fusion (`fusion.rank`): hybrid min-max normalises each side over all the pooled
-   candidates and scores (1 − weight) × words + weight × vectors, a side that did not find a
-   passage counting 0; lex or vec mode ranks that side's scores. The k best are kept, ties
-   broken by (collection, chunk).
+9. Fusion (`fusion.rank`): each side's n best of all the collections together are pooled
+   (what one collection holding them all would give); hybrid min-max normalises each side
+   over the pooled candidates and scores (1 − weight) × words + weight × vectors, a side
+   that did not find a passage counting 0; lex or vec mode ranks that side's scores. The k
+   best are kept, ties broken by (collection, chunk).
 10. Hits: the k passages' rows (`Collection.hits`), each with its `Explain` where asked:
     the figures of stages 1-3 and 6-9 as this ranking computed them (`ranking.Placed`).
 """

@@ -8,6 +8,7 @@ each collection's best hit 1.0 and interleave them regardless of relevance).
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -117,16 +118,23 @@ def ranked(
     floor: float | None = None,
     *,
     explain: bool = False,
+    pool: int | None = None,
 ) -> list[Placed]:
     """The k best of every collection's candidates, ranked once; `floor`: the cosine a
     passage found by meaning alone needs (Embedder.relevance_floor); `explain`: each with
-    the figures that placed it, read from this ranking as it ranks."""
+    the figures that placed it, read from this ranking as it ranks; `pool`: how many of
+    each side's candidates, the best of all collections together, are fused (None: all)."""
     scale = scales(found, terms)
     lex = [((i, w.chunk), w.score * scale[i]) for i, f in enumerate(found) for w in f.words]
     vec = [((i, cid), s) for i, f in enumerate(found) for cid, s in f.vec]
     if floor is not None:  # a query with no word match and nothing close in meaning: nothing
         worded = {key for key, _ in lex}
         vec = [(key, s) for key, s in vec if s >= floor or key in worded]
+    if pool is not None and len(found) > 1:
+        # Each collection gave its best `pool`; one collection holding them all would give
+        # the best `pool` of them all: so do many (and fusing 500 x 200 costs seconds).
+        lex = heapq.nlargest(pool, lex, key=_best_first)
+        vec = heapq.nlargest(pool, vec, key=_best_first)
     # The vector side's say in hybrid: `tuning.dense_weight` for a query whose words match
     # the notes well, up to 1 for one whose words match nothing (`tuning.adaptive_fusion`).
     strength: float | None = None
@@ -158,3 +166,9 @@ def ranked(
         )
         placed.append(Placed(key[0], key[1], score, sides, why))
     return placed
+
+
+def _best_first(scored: tuple[tuple[int, int], float]) -> tuple[float, int, int]:
+    """Higher scores first, ties to the lower (collection, chunk), as fusion breaks them."""
+    (at, chunk), score = scored
+    return score, -at, -chunk

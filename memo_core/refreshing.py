@@ -1,0 +1,100 @@
+"""A call's refresh of the collections it reads: those known whole are left alone (no
+thread, lock or writer for each), the others refresh side by side, each on a thread of its
+own, while the call waits at most its budget in all; what they say comes back as notices,
+work still under way summed in one line, failures for want of a resource in one for all."""
+
+from __future__ import annotations
+
+import os
+import time
+from functools import partial
+
+from memo_core.collection import Collection
+from memo_core.errors import MemoError, ResourceLimitError
+from memo_core.index.indexer import ProgressFn
+from memo_core.index.jobs import SmallWork, wait_within
+from memo_core.model.embedder import Embedder
+from memo_core.values import Notice, NoticeKind
+
+
+def refreshed(
+    collections: list[Collection],
+    embedder: Embedder | None,
+    progress: ProgressFn | None,
+    *,
+    budget: float | None,
+    small: SmallWork,
+    open_budget: int,
+) -> list[Notice]:
+    """Refresh the collections of a call, waiting for them at most `budget` seconds in all
+    (None: until done; `small`: the work waited for whole past it); the notices. Past
+    `open_budget` collections, each lets go of its connections once done with."""
+    if budget is None:
+        return [n for c in collections for n in c.refresh(embedder, progress, wait=False).notices]
+    called = time.monotonic()
+    # Those known whole (the OS reported nothing since, or a walk finds nothing to do)
+    # need no refresh: no thread, no lock, no connection to write with for each. Past
+    # the budget, each lets go of what it opened to look before the next one looks.
+    due = []
+    for i, c in enumerate(collections):
+        if _must_refresh(c, embedder):
+            due.append(c)
+        if i >= open_budget:
+            c.close_connections()
+    many, collections = len(collections) > open_budget, due
+    # A background refresh that failed with no one waiting is said in this answer, once,
+    # unless this call's refresh (a new try) has succeeded by then.
+    failed = {c: c.unreported_failure() for c in collections}
+    for c in collections:
+        c.start_refresh(embedder, progress)
+    notices: list[Notice] = []
+    short: list[tuple[str, ResourceLimitError]] = []  # said once for them all
+    for c in collections:
+        start = partial(c.start_refresh, embedder, progress)
+        try:
+            stats = wait_within(
+                start, progress, budget, called, model=embedder is not None, small=small
+            )
+        except ResourceLimitError as e:  # out of files, a full disk: what is saved answers
+            short.append((str(c.root), e))
+            continue
+        finally:
+            if many:  # the descriptors go to the search's readers
+                c.close_connections()
+        told = failed[c]
+        if told is not None and c.refresh_error is not None:
+            notices.append(told)
+        notices += stats.notices
+    if len(short) == 1:
+        notices.append(Notice(NoticeKind.REFRESH_FAILED, short[0][0], short[0][1].message))
+    elif short:
+        roots = [root for root, _ in short]
+        notices.append(Notice.of_folders(NoticeKind.REFRESH_FAILED, roots, short[0][1].message))
+    return _one_activity_line(notices)
+
+
+def _one_activity_line(notices: list[Notice]) -> list[Notice]:
+    """Indexing still under way in several collections, said once: files while any is still
+    indexing words, else chunks waiting for vectors, summed."""
+    busy = [n for n in notices if n.kind in (NoticeKind.INDEXING, NoticeKind.EMBEDDING)]
+    if len(busy) < 2:
+        return notices
+    kind = (
+        NoticeKind.INDEXING
+        if any(n.kind is NoticeKind.INDEXING for n in busy)
+        else (NoticeKind.EMBEDDING)
+    )
+    same = [n for n in busy if n.kind is kind]
+    where = os.path.commonpath([n.collection or "" for n in same])
+    line = Notice(kind, where, done=sum(n.done for n in same), total=sum(n.total for n in same))
+    return [n for n in notices if n not in busy] + [line]
+
+
+def _must_refresh(c: Collection, embedder: Embedder | None) -> bool:
+    """`Collection.needs_refresh`, where the index can be read for it; one that cannot (busy
+    being made by another process, damaged, out of descriptors) is refreshed, which waits
+    its turn, mends or says why, as it would have anyway."""
+    try:
+        return c.needs_refresh(embedder)
+    except MemoError:
+        return True

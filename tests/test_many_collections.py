@@ -1,0 +1,173 @@
+"""Many sibling collections searched at once (a folder of project folders, each with its
+notes): the bookkeeping they share. A search refreshes only the collections where something
+changed, an edit in any one of them is in the next answer, collections come and go between
+searches, and the engine's budget of open collections holds across all of them, a search
+over more reading the rest one at a time.
+
+Real engines on real indexes; the OS's change reports where a long-lived engine has them.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import HANG_S, REPO, write_notes
+
+from memo_core import Embedder, Engine, ModelSource
+
+PROJECTS = 24
+
+
+def _projects(root: Path, n: int = PROJECTS) -> Path:
+    for i in range(n):
+        write_notes(
+            root / f"proj{i:02}" / "docs",
+            {
+                "readme.md": f"# Project {i}\n\nThe readme of project {i}: token{i} inside.\n",
+                "notes.md": f"# Notes {i}\n\nShared words in every project, and mark{i}.\n",
+            },
+        )
+    return root
+
+
+@pytest.fixture
+def projects(tmp_path: Path) -> Path:
+    root = _projects(tmp_path / "projects")
+    with Engine(models=ModelSource(enabled=False), refresh_budget_s=None) as e:
+        assert e.refresh(root).added == 2 * PROJECTS  # every project indexed
+    return root
+
+
+def _root(projects: Path, name: str) -> str:
+    """The collection of one project: its docs folder, where its notes are."""
+    return str((projects / name / "docs").resolve())
+
+
+def _top(e: Engine, root: Path, query: str, mode: str = "lex") -> str:
+    hits = e.search(root, query, mode=mode)  # type: ignore[arg-type]
+    return hits[0].relpath if hits else ""
+
+
+def _indexes_open() -> int:
+    """The index files this process holds open now (each open collection holds its own)."""
+    fds = Path("/proc/self/fd")
+    names = []
+    for fd in fds.iterdir():
+        try:
+            names.append(os.readlink(fd))
+        except OSError:  # closed since it was listed
+            continue
+    return sum(name.endswith("index.db") for name in names)
+
+
+@pytest.mark.parametrize("mode", ["lex", "hybrid"])
+def test_an_edit_in_one_of_many_collections_is_found_and_only_it_refreshes(
+    projects: Path, tiny_embedder: Embedder, mode: str
+) -> None:
+    with Engine(models=ModelSource(tiny_embedder), notify=True) as e:
+        assert _top(e, projects, "token7", mode) == "readme.md"
+        before = {c.root.parent.name: c.refreshed_at for c in e.collections(projects)}
+        for i, project in enumerate(["proj03", "proj17", "proj23", "proj17"]):
+            note = projects / project / "docs" / "readme.md"
+            note.write_text(f"# Edited\n\nfreshword{i} only here now.\n", encoding="utf-8")
+            hits = e.search(projects, f"freshword{i}", mode=mode)  # type: ignore[arg-type]
+            assert [h.collection for h in hits][:1] == [_root(projects, project)]
+            assert "freshword" in hits[0].text
+        after = {c.root.parent.name: c.refreshed_at for c in e.collections(projects)}
+    # The collections nothing happened in were not refreshed again: no refresh for each.
+    untouched = set(before) - {"proj03", "proj17", "proj23"}
+    assert untouched and all(after[name] == before[name] for name in untouched)
+    assert all(after[name] != before[name] for name in ("proj03", "proj17", "proj23"))
+
+
+def test_an_edit_between_one_shot_searches_is_found(projects: Path) -> None:
+    """Without the OS's reports (a fresh `memo search` each time) each collection is walked
+    and compared with its index: what changed is found, the rest is not refreshed."""
+    for i, project in enumerate(["proj05", "proj20"]):
+        (projects / project / "docs" / "notes.md").write_text(
+            f"# Changed\n\nnewword{i}\n", encoding="utf-8"
+        )
+        with Engine(models=ModelSource(enabled=False)) as e:
+            hits = e.search(projects, f"newword{i}", mode="lex")
+            assert [h.collection for h in hits] == [_root(projects, project)]
+
+
+def test_collections_added_and_removed_between_searches(projects: Path) -> None:
+    with Engine(models=ModelSource(enabled=False), notify=True) as e:
+        assert _top(e, projects, "token4") == "readme.md"
+        write_notes(projects / "newproj" / "docs", {"a.md": "# New\n\nnewcomer words\n"})
+        hits = e.search(projects, "newcomer", mode="lex")
+        assert [h.collection for h in hits] == [_root(projects, "newproj")]
+        shutil.rmtree(projects / "proj04")
+        assert e.search(projects, "token4", mode="lex") == []
+        assert "proj04" not in {c.root.parent.name for c in e.collections(projects)}
+        # A collection back under the same name is a new one: its notes, not the old ones.
+        write_notes(projects / "proj04" / "docs", {"b.md": "# Back\n\nreturned token4b\n"})
+        hits = e.search(projects, "returned", mode="lex")
+        assert [h.relpath for h in hits] == ["b.md"]
+
+
+@pytest.mark.parametrize("budget", [1, 5])
+def test_the_open_budget_holds_across_collections_and_all_are_searched(
+    projects: Path, tiny_embedder: Embedder, budget: int
+) -> None:
+    held = _indexes_open()
+    with Engine(models=ModelSource(tiny_embedder), notify=True, max_open=budget) as e:
+        for mode in ("lex", "hybrid", "lex"):
+            # The first and the last collection: every one was read, past the budget too.
+            for i in (0, PROJECTS - 1):
+                hits = e.search(projects, f"token{i}", mode=mode)  # type: ignore[arg-type]
+                assert hits[0].collection == _root(projects, f"proj{i:02}")
+                assert hits[0].text.startswith("The readme")  # the hit read back in full
+            assert _indexes_open() - held <= budget
+        # An edit past the budget is still seen: the OS's reports outlive the connections.
+        (projects / "proj22" / "docs" / "notes.md").write_text("# N\n\nlatecomer\n")
+        hits = e.search(projects, "latecomer", mode="lex")
+        assert [h.collection for h in hits] == [_root(projects, "proj22")]
+        assert _indexes_open() - held <= budget
+
+
+def _in_child(code: str, soft: int, hard: int) -> str:
+    prelude = f"import resource; resource.setrlimit(resource.RLIMIT_NOFILE, ({soft}, {hard}))\n"
+    run = subprocess.run(
+        [sys.executable, "-c", prelude + textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=HANG_S,
+    )
+    assert run.returncode == 0, run.stderr
+    return run.stdout.strip()
+
+
+@pytest.mark.parametrize(("limit", "budget"), [(20, 2), (64, 8), (1024, 192), (20000, 1024)])
+def test_the_default_budget_follows_the_descriptors_the_process_may_open(
+    limit: int, budget: int
+) -> None:
+    if resource.getrlimit(resource.RLIMIT_NOFILE)[1] < limit:
+        pytest.skip("the hard limit here is lower than the case needs")
+    code = """
+    from memo_core import Engine, ModelSource
+    print(Engine(models=ModelSource(enabled=False)).max_open)
+    """
+    assert int(_in_child(code, limit, limit)) == budget
+
+
+def test_an_entry_point_raises_the_soft_limit_to_the_hard_one() -> None:
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    if hard == resource.RLIM_INFINITY or hard < 256:
+        pytest.skip("needs a finite hard limit of at least 256")
+    code = """
+    import resource
+    from memo_core import raise_descriptor_limit
+    raise_descriptor_limit()
+    print(resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+    """
+    assert int(_in_child(code, 128, hard)) == hard
