@@ -10,6 +10,7 @@ same work twice.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Iterator
@@ -255,10 +256,12 @@ class Collection:
         wanted: int,
         stats: bool = False,
         below: str = "",
+        vec_above: float = -math.inf,
     ) -> Candidates[Collection]:
         """Up to `wanted` word and as many vector candidates for `query` (`qvec`: its
         embedding by the model `model_id`), with their scores (call inside `snapshot`);
-        `stats`: with the counts of the query's words, for ranking (search.ranking). Its
+        `stats`: with the counts of the query's words, for ranking (search.ranking);
+        `vec_above`: vector candidates scoring more only (`ranking.VectorBar`). Its
         scope's `under` is read from the path searched, where this collection is the folder
         `below` ('/'-separated; "": the path itself)."""
         found = Candidates(self, store)
@@ -276,7 +279,7 @@ class Collection:
         if qvec is not None and mode != "lex":
             vectors = self._synced(store)
             if vectors.model in (None, model_id):
-                found.vec = vectors.nearest(qvec, wanted, among)
+                found.vec = vectors.nearest(qvec, wanted, among, vec_above)
             else:
                 found.notices.append(Notice(NoticeKind.OTHER_MODEL, str(self.root)))
         return found

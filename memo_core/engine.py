@@ -190,8 +190,9 @@ class Engine:
         base = resolve_path(path)
         check_inside(base, self.roots, path)
         roots = discover(base)
-        for root in roots:  # each as it really is now, not as it was when discovered
-            check_inside(Path(real_path(root)), self.roots, root)
+        if self.roots is not None:  # each as it really is now, not as it was when discovered
+            for root in roots:
+                check_inside(Path(real_path(root)), self.roots, root)
         return base, roots
 
     def _held(self, base: Path, roots: list[Path]) -> list[Collection]:

@@ -8,8 +8,6 @@ from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
 
-import numpy as np
-
 from memo_core.collection import Collection
 from memo_core.errors import ResourceLimitError
 from memo_core.index.store import Store
@@ -42,6 +40,10 @@ def search(
     # the word side of a hybrid search by how well the query's words match.
     stats = len(collections) > 1 or (query.mode == "hybrid" and tuning.adaptive_fusion)
     notices = list(notices)
+    floor = model.relevance_floor(qvec) if model is not None and qvec is not None else None
+    # Each side's best `wanted` of all the collections together are ranked: a vector
+    # candidate below those of the collections read before its own is not even handed over.
+    bar = ranking.VectorBar(query.wanted(tuning), floor)
     kept = set(collections[:open_budget])
     with ExitStack() as stack:  # the snapshots kept open until their hits are read
         found: list[Candidates[Collection]] = []
@@ -55,10 +57,12 @@ def search(
                     wanted=query.wanted(tuning),
                     stats=stats,
                     below=_below(base, c) if query.scope else "",
+                    vec_above=bar.score,
                 )
             )
+            bar.add(found[-1].vec)
             notices += found[-1].notices
-        placed = _ranked(found, query, qvec, model, tuning)
+        placed = _ranked(found, query, floor, model, tuning)
         hits = _hits(found, placed[query.offset : query.offset + query.k], query.terms, kept)
     more = len(placed) > query.offset + query.k
     next_offset = query.offset + len(hits) if more else None
@@ -74,12 +78,12 @@ def _below(base: Path, c: Collection) -> str:
 def _ranked(
     found: list[Candidates[Collection]],
     query: Query,
-    qvec: np.ndarray | None,
+    floor: float | None,
     model: Embedder | None,
     tuning: Tuning,
 ) -> list[Placed]:
-    """Every collection's candidates ranked once: the `query.deep` best."""
-    floor = model.relevance_floor(qvec) if model is not None and qvec is not None else None
+    """Every collection's candidates ranked once: the `query.deep` best (`floor`: the
+    model's relevance floor for the query)."""
     # A model may bring its own weight policy (chosen for it on train sets).
     tuning = tuning.with_fusion(model.fusion) if model is not None else tuning
     return ranking.ranked(

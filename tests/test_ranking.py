@@ -11,7 +11,7 @@ import pytest
 from conftest import write_notes
 
 from memo_core import Embedder, Engine, ModelSource, Tuning
-from memo_core.search.ranking import Candidates, ranked, scales
+from memo_core.search.ranking import Candidates, VectorBar, ranked, scales
 from memo_core.search.wordscore import WordScore
 
 
@@ -178,3 +178,49 @@ def test_a_title_boost_does_not_move_the_vectors_say(
     default = meaning_only(Tuning())
     assert meaning_only(Tuning(title_exact_boost=boost)) == default
     assert max(default.values()) > Tuning().dense_weight  # the weight is not at its floor
+
+
+@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("mode", ["hybrid", "vec"])
+def test_many_collections_searched_together_rank_as_if_each_gave_all(seed: int, mode: str) -> None:
+    """What a search over many collections skips (vector candidates below the bar set by
+    those read before, and all but each side's best `pool` together) changes nothing: the
+    ranking is the one of every collection's full candidates, scores and order alike, the
+    relevance floor and ties included."""
+    rng = np.random.default_rng(seed)
+    pool, floor = int(rng.integers(3, 12)), float(rng.choice([0.2, 0.5]))
+    found, fed = [], []
+    bar = VectorBar(pool, floor)
+    for _ in range(int(rng.integers(2, 9))):
+        n = int(rng.integers(0, 15))
+        chunks = rng.choice(1000, n, replace=False)
+        # Coarse scores: ties between collections, and around the floor, are common.
+        vec = sorted(
+            ((int(c), float(rng.integers(0, 10)) / 10) for c in chunks), key=lambda t: -t[1]
+        )
+        lex = [(int(c), float(rng.integers(1, 6))) for c in chunks[: n // 2]]
+        found.append(cands(lex, 100, {"cat": 10}, vec[:pool]))
+        kept = [(c, s) for c, s in vec if s > bar.score][:pool]
+        fed.append(cands(lex, 100, {"cat": 10}, kept))
+        bar.add(kept)
+    every = ranked(found, ["cat"], mode, 10, Tuning(), floor, pool=pool)  # type: ignore[arg-type]
+    barred = ranked(fed, ["cat"], mode, 10, Tuning(), floor, pool=pool)  # type: ignore[arg-type]
+    assert [(p.at, p.chunk, round(p.score, 9)) for p in barred] == [
+        (p.at, p.chunk, round(p.score, 9)) for p in every
+    ]
+
+
+def test_the_bar_is_set_only_by_candidates_the_floor_keeps() -> None:
+    """Vector scores under the relevance floor, found by meaning alone, are dropped: they
+    must not raise the bar over a later collection's candidates that its words found (the
+    floor keeps those, and their vector scores order them)."""
+    floor, pool = 0.5, 2
+    first = cands([], 100, {"cat": 10}, [(1, 0.4), (2, 0.4)])  # meaning alone, under it
+    words = [(5, 3.0), (6, 3.0)]
+    second = [(6, 0.3), (5, 0.1)]  # the same words: the vectors order them, 6 first
+    bar = VectorBar(pool, floor)
+    bar.add(first.vec)
+    assert bar.score == -math.inf
+    found = [first, cands(words, 100, {"cat": 10}, [(c, s) for c, s in second if s > bar.score])]
+    placed = ranked(found, ["cat"], "hybrid", 10, Tuning(), floor, pool=pool)
+    assert [(p.at, p.chunk) for p in placed] == [(1, 6), (1, 5)]

@@ -29,7 +29,6 @@ from memo_core.files.inotify import (
     IN_MOVED_TO,
     Inotify,
     Unavailable,
-    supported,
 )
 from memo_core.files.walker import (
     Changes,
@@ -66,7 +65,7 @@ class ChangeFeed:
 
     def start(self) -> bool:
         """Watch the whole tree; whether the feed works here (else: walk every time)."""
-        if not supported(self.root):
+        if not self._inotify.supported(self.root):
             # Expected off Linux and on network shares: said, but not as a problem.
             log.info(
                 "memo: no change reports for %s (no inotify, or not a local file system): "

@@ -49,6 +49,7 @@ class Unavailable(Exception):
 # At most this many reads of the queue per refresh (64 KB each): a folder that changes
 # faster than memo reads (a flipping symlink) ends in one walk, not in draining forever.
 MAX_READS = 64
+MOUNTS_FRESH_S = 1.0  # a mount table this old is read again
 
 
 class Inotify:
@@ -60,6 +61,21 @@ class Inotify:
         self._fd = -1
         self._lock = threading.Lock()  # the queue and the watches
         self._owners: dict[int, dict[Listener, str]] = {}  # wd -> feed -> its folder
+        self._mounts: list[tuple[str, str]] = []
+        self._mounts_read = float("-inf")
+
+    def supported(self, root: str) -> bool:
+        """Whether the OS reports every change below `root` (Linux, a local file system).
+        The mount table is read once for the feeds that start together (a search's first
+        look at hundreds of collections), and again once MOUNTS_FRESH_S passed."""
+        if not sys.platform.startswith("linux"):
+            return False
+        with self._lock:
+            now = time.monotonic()
+            if now - self._mounts_read > MOUNTS_FRESH_S:
+                self._mounts, self._mounts_read = _mounts(), now
+            mounts = self._mounts
+        return _fs_type(root, mounts) in LOCAL_FS
 
     def watch(self, feed: Listener, path: str, rel: str) -> bool:
         """Watch the folder at `path` (`rel` in `feed`); False when it is gone already."""
@@ -152,25 +168,27 @@ class Inotify:
 # -- the system calls -----------------------------------------------------------------------
 
 
-def supported(root: str) -> bool:
-    return sys.platform.startswith("linux") and _fs_type(root) in LOCAL_FS
-
-
-def _fs_type(path: str) -> str:
-    """The type of the file system holding `path` (the longest mount point above it)."""
-    best, kind = "", ""
+def _mounts() -> list[tuple[str, str]]:
+    """(mount point, file system type) of every mount this process sees."""
+    found = []
     try:
         with open("/proc/self/mounts", encoding="utf-8", errors="replace") as f:
             for line in f:
                 parts = line.split()
-                if len(parts) < 3:
-                    continue
-                point = parts[1].replace("\\040", " ")
-                inside = path == point or path.startswith(point.rstrip("/") + "/")
-                if inside and len(point) >= len(best):
-                    best, kind = point, parts[2]
+                if len(parts) >= 3:
+                    found.append((parts[1].replace("\\040", " "), parts[2]))
     except OSError:
-        return ""
+        return []
+    return found
+
+
+def _fs_type(path: str, mounts: list[tuple[str, str]]) -> str:
+    """The type of the file system holding `path` (the longest mount point above it)."""
+    best, kind = "", ""
+    for point, fs in mounts:
+        inside = path == point or path.startswith(point.rstrip("/") + "/")
+        if inside and len(point) >= len(best):
+            best, kind = point, fs
     return kind
 
 

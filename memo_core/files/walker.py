@@ -71,15 +71,25 @@ def fallback_index_path(root: Path) -> Path:
     characters: SQLite takes only UTF-8 paths)."""
     tag = hashlib.sha256(os.fsencode(root)).hexdigest()[:16]
     name = re.sub(r"[^\w.-]", "_", root.name, flags=re.ASCII)
-    return cache_dir() / "indexes" / f"{name}-{tag}" / INDEX_FILE
+    return Path(os.path.join(cache_dir(), "indexes", f"{name}-{tag}", INDEX_FILE))
 
 
 def has_index(root: str | os.PathLike[str]) -> bool:
     """Whether the folder `root` has memo's index, in it or in the cache folder (the one
     answer every caller gets: `index.location.choose` decides which of the two is used).
     Reads by path only."""
-    folder = Path(root)
-    return index_path(folder).is_file() or fallback_index_path(folder).is_file()
+    # Strings, not Paths: discovery asks this of every folder under a broad path.
+    folder = os.fspath(root)
+    if _is_file(os.path.join(folder, INDEX_DIR, INDEX_FILE)):
+        return True
+    return _is_file(fallback_index_path(Path(folder)))
+
+
+def _is_file(path: str | os.PathLike[str]) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):  # as Path.is_file: not there, or a name no file has
+        return False
 
 
 def has_notes(folder: str | os.PathLike[str]) -> bool:

@@ -169,7 +169,8 @@ def placed(root: Folder, name: str) -> Identity | None:
 
 def below(path: Path, root: Folder | None) -> bool:
     """Whether `path` names a file in `<root>/.memo/` (else: memo's own cache dir)."""
-    return root is not None and path.parent == Path(root.path, INDEX_DIR)
+    # Strings, not Paths: a search over hundreds of collections asks this of each.
+    return root is not None and os.path.dirname(path) == os.path.join(root.path, INDEX_DIR)
 
 
 @contextmanager

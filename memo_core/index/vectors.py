@@ -33,6 +33,7 @@ and numpy converts it five times slower than int8 for the product.
 
 from __future__ import annotations
 
+import math
 import weakref
 from contextlib import nullcontext
 
@@ -195,11 +196,15 @@ class VectorCache:
         self._ids, self._codes, self._scales = new
 
     def nearest(
-        self, vector: np.ndarray, k: int, among: np.ndarray | None = None
+        self,
+        vector: np.ndarray,
+        k: int,
+        among: np.ndarray | None = None,
+        above: float = -math.inf,
     ) -> list[tuple[int, float]]:
         """Chunk ids and cosine similarities (vectors are unit length; scored by their int8
         codes), best first; `among`: of these chunk ids only (a search's scope), chosen among
-        them before the k are cut."""
+        them before the k are cut; `above`: only those scoring more."""
         n = self._n
         if n == self._dead or not np.any(vector) or self._codes.shape[1] != len(vector):
             return []  # nothing indexed, a query the model maps to zero, or another model
@@ -211,6 +216,8 @@ class VectorCache:
             rows = np.flatnonzero(np.isin(ids, among))
         else:
             rows = np.flatnonzero(ids >= 0) if self._dead else np.arange(n)
+        if above > -math.inf:
+            rows = rows[scores[rows] > above]
         k = min(k, len(rows))
         if not k:
             return []

@@ -109,6 +109,31 @@ def word_strength(
     return best / mass if mass > 0 else 0.0
 
 
+class VectorBar:
+    """The score a vector candidate must beat to matter, as collections are read one after
+    another: the `size`-th best so far among those the relevance `floor` keeps (-inf until
+    `size` are in). `ranked` pools each side's best `size` of all the collections together,
+    so one at or below the bar set by those read before it never makes the pool (it loses
+    a tie to them too): a collection need not hand it over."""
+
+    def __init__(self, size: int, floor: float | None) -> None:
+        self.size, self.floor = size, floor
+        self._best: list[float] = []  # a min-heap of the `size` best scores
+
+    @property
+    def score(self) -> float:
+        return self._best[0] if len(self._best) >= self.size else -math.inf
+
+    def add(self, scored: Sequence[tuple[int, float]]) -> None:
+        for _, s in scored:
+            if self.floor is not None and s < self.floor:
+                continue  # dropped by the floor unless its words found it: sets no bar
+            if len(self._best) < self.size:
+                heapq.heappush(self._best, s)
+            elif s > self._best[0]:
+                heapq.heapreplace(self._best, s)
+
+
 def ranked(
     found: Sequence[Candidates],
     terms: Sequence[str],
