@@ -23,6 +23,14 @@ engine in a child process of its own:
 Then, with --office: a fresh copy of that set, memo-mcp from cold, the first `memo_search`
 (time, and its first line), `memo_status` and a second search, and the time until a
 search answers in full.
+
+    python bench/scale.py --shapes 50000 [--old CHECKOUT]
+
+only measures `n` notes in two shapes, one collection and n/100 sibling collections of 100
+notes (`proj000/docs/`...: a folder of projects), indexed with the stand-in model; in a fresh
+process each (an engine with the OS's change reports): the first lex answer, a second with
+nothing changed, the first hybrid, peak memory; then warm hybrid searches and what one edit
+adds to the next, against a bare walk of the tree, and how many edits were found.
 """
 
 from __future__ import annotations
@@ -254,6 +262,105 @@ with Engine(models=ModelSource(StandIn()), notify=True) as e:
 print(json.dumps(out))
 """
 )
+
+
+def make_siblings(root: Path, n: int, per: int = 100) -> Path:
+    """The notes of `make_vault(n)` as n // per sibling collections of `per` notes each, a
+    folder of project folders with their docs (`root/projNNN/docs/`): what `memo index
+    ~/projects` makes."""
+    if (root / "done").is_file() and (root / "done").read_text() == f"{n}/{per}":
+        return root
+    if root.exists():
+        shutil.rmtree(root)
+    for i in range(n):
+        folder = root / f"proj{i // per:03}" / "docs"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"note{i}.md").write_text(
+            f"# Note {i}\n\nA note about topic {i % 7} in area {i % 50}: word{i} and more.\n\n"
+            f"## Details\n\nDetails of note {i}, mentioning w{i % 997}.\n",
+            encoding="utf-8",
+        )
+    (root / "done").write_text(f"{n}/{per}")
+    return root
+
+
+# A shape measured in fresh processes through the public API, words and a stand-in model:
+# the first lex answer, a second with nothing changed and the first hybrid (one engine, with
+# the OS's notifications as a long-lived one has them), peak memory; then a long-lived
+# engine: warm hybrid searches, and what one edit adds to the next one, against a bare walk
+# of the tree. argv: root, rounds, the source tree.
+SHAPE_CHILD = (
+    PEAK_MB
+    + VECTOR_CHILD.split("root, rounds = Path(sys.argv[1]), int(sys.argv[2])")[0]
+    + """
+root, rounds = Path(sys.argv[1]), int(sys.argv[2])
+out = {'memo_core': memo_core.__file__}
+with Engine(models=ModelSource(StandIn()), notify=True) as e:
+    t = time.perf_counter()
+    e.search(root, 'word7', mode='lex')
+    out['first_lex_s'] = time.perf_counter() - t
+    t = time.perf_counter()
+    e.search(root, 'word8', mode='lex')
+    out['second_lex_s'] = time.perf_counter() - t
+    t = time.perf_counter()
+    e.search(root, 'note about word9', mode='hybrid')
+    out['first_hybrid_s'] = time.perf_counter() - t
+    out['peak_mb'] = peak_mb()
+    times = {k: [] for k in ('walk', 'hybrid', 'hybrid after edit')}
+    folder = next(p.parent for p in sorted(root.rglob('note0.md')))
+    seen = 0
+    for i in range(rounds):
+        t = time.perf_counter(); walk_stat(str(root)); times['walk'].append(time.perf_counter() - t)
+        t = time.perf_counter(); e.search(root, f'word{i + 1}', mode='hybrid')
+        times['hybrid'].append(time.perf_counter() - t)
+        (folder / 'edited.md').write_text(f'# Edited\\n\\nfresh{i}x edited\\n', encoding='utf-8')
+        t = time.perf_counter(); hits = e.search(root, f'fresh{i}x', mode='hybrid')
+        times['hybrid after edit'].append(time.perf_counter() - t)
+        seen += bool(hits) and hits[0].relpath.endswith('edited.md')
+    (folder / 'edited.md').unlink()
+    e.search(root, 'word1', mode='hybrid')  # the index left as found: the next child's is whole
+    out['ms'] = {k: statistics.median(v) * 1e3 for k, v in times.items()}
+    added = out['ms']['hybrid after edit'] - out['ms']['hybrid']
+    out['edit_over_walk'] = added / out['ms']['walk']
+    out['edits_seen'] = f'{seen} of {rounds}'
+    out['peak_mb'] = max(out['peak_mb'], peak_mb())
+print(json.dumps(out))
+"""
+)
+
+
+def shapes(n: int, rounds: int, workdir: Path, old: Path | None) -> dict:
+    """Both shapes of `n` notes (one collection; sibling collections of 100), indexed with
+    the stand-in model, each measured by SHAPE_CHILD in a fresh process, side by side with
+    `old` (the trees alternating)."""
+    built = {
+        "one collection": make_vault(workdir / f"scale-{n}", n),
+        f"{n // 100} collections": make_siblings(workdir / f"siblings-{n}", n),
+    }
+    out: dict = {}
+    for name, root in built.items():
+        vector_child(root, 0, "index", None)  # the stand-in's vectors, from this tree
+        out[name] = {}
+        for side, checkout in sides(old).items():
+            bench = str(Path(__file__).resolve().parent)  # this tree's _floor (walk_stat)
+            out[name][side] = in_tree(
+                [sys.executable, "-c", SHAPE_CHILD, str(root), str(rounds), bench], checkout
+            )
+    return out
+
+
+def print_shapes(found: dict) -> None:
+    for name, by_side in found.items():
+        print(f"  {name}:")
+        for side, r in by_side.items():
+            ms = r["ms"]
+            print(
+                f"    {side}: first lex {r['first_lex_s']:.2f} s, second "
+                f"{r['second_lex_s'] * 1e3:.0f} ms, first hybrid {r['first_hybrid_s']:.2f} s, "
+                f"peak {r['peak_mb']:.0f} MB; warm hybrid {ms['hybrid']:.0f} ms, after an edit "
+                f"{ms['hybrid after edit']:.0f} ms (walk {ms['walk']:.0f} ms: "
+                f"+{r['edit_over_walk']:.3f}x a walk), edits seen {r['edits_seen']}"
+            )
 
 
 def vector_child(root: Path, rounds: int, what: str, checkout: Path | None) -> dict:
@@ -528,9 +635,18 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--no-vectors", action="store_true", help="leave out step 5 (vectors)")
     p.add_argument("--old", type=Path, default=None, help="memo's source tree to compare with")
     p.add_argument("--workdir", type=Path, default=C.DEFAULT_WORKDIR)
+    p.add_argument(
+        "--shapes", type=int, default=0, help="n notes as one collection and as n/100 siblings"
+    )
     p.add_argument("--json", type=Path, default=None)
     args = p.parse_args(argv)
     out: dict = {"loadavg_start": os.getloadavg()}
+    if args.shapes:  # only the two shapes: one collection against many siblings
+        out["shapes"] = shapes(args.shapes, max(args.rounds // 6, 10), args.workdir, args.old)
+        print(f"{args.shapes} notes, fresh processes (old: {args.old or '-'}):")
+        print_shapes(out["shapes"])
+        C.write_json(args.json, out)
+        return out
     for n in [int(x) for x in args.sizes.split(",") if x]:
         root = make_vault(args.workdir / f"scale-{n}", n)
         # Each tree indexes from scratch; the new one last, whose index the rest reads.

@@ -247,6 +247,19 @@ def test_scale_smoke(model_dir: Path, tmp_path: Path, monkeypatch: pytest.Monkey
     assert served["first_hybrid_s"] > 0 and served["rss_hybrid_mb"] > 0
 
 
+def test_scale_shapes_smoke(tmp_path: Path) -> None:
+    """The two shapes, one collection and sibling collections of 100 notes, each measured in
+    a fresh process with the stand-in model: every figure there, every edit seen."""
+    out = _load("scale").main(["--shapes", "300", "--workdir", str(tmp_path / "w")])
+    shapes = out["shapes"]
+    assert set(shapes) == {"one collection", "3 collections"}
+    for by_side in shapes.values():
+        r = by_side["new"]
+        assert r["first_lex_s"] > 0 and r["second_lex_s"] > 0 and r["first_hybrid_s"] > 0
+        assert r["peak_mb"] > 0 and r["ms"]["walk"] > 0
+        assert r["edits_seen"] == "10 of 10"
+
+
 def _results(scifact: float, cross: float, same: float, per_query: list[float] | None = None):
     """A model's results as bench/models.py keeps them, every set at the given nDCG."""
 
