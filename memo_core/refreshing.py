@@ -36,8 +36,9 @@ def refreshed(
     # need no refresh: no thread, no lock, no connection to write with for each. Past
     # the budget, each lets go of what it opened to look before the next one looks.
     due = []
+    alone = len(collections) == 1
     for i, c in enumerate(collections):
-        if _must_refresh(c, embedder):
+        if _must_refresh(c, embedder, alone=alone):
             due.append(c)
         if i >= open_budget:
             c.close_connections()
@@ -90,10 +91,14 @@ def _one_activity_line(notices: list[Notice]) -> list[Notice]:
     return [n for n in notices if n not in busy] + [line]
 
 
-def _must_refresh(c: Collection, embedder: Embedder | None) -> bool:
+def _must_refresh(c: Collection, embedder: Embedder | None, *, alone: bool) -> bool:
     """`Collection.needs_refresh`, where the index can be read for it; one that cannot (busy
     being made by another process, damaged, out of descriptors) is refreshed, which waits
-    its turn, mends or says why, as it would have anyway."""
+    its turn, mends or says why, as it would have anyway. A call's only collection that the
+    OS does not report on is refreshed without looking first: its refresh walks the folder
+    anyway, and a look that finds a change would walk it twice."""
+    if alone and not c.reported:
+        return True
     try:
         return c.needs_refresh(embedder)
     except MemoError:

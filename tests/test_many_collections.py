@@ -16,6 +16,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import HANG_S, REPO, write_notes
@@ -97,6 +98,30 @@ def test_an_edit_between_one_shot_searches_is_found(projects: Path) -> None:
         with Engine(models=ModelSource(enabled=False)) as e:
             hits = e.search(projects, f"newword{i}", mode="lex")
             assert [h.collection for h in hits] == [_root(projects, project)]
+
+
+def test_one_collection_changed_is_walked_once_by_a_one_shot_search(
+    projects: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call's only collection, where the OS reports nothing (a fresh `memo search`): its
+    refresh walks the folder, and no look before it walks it a second time."""
+    import memo_core.collection
+    import memo_core.index.indexer
+
+    walks: list[str] = []
+    for module in (memo_core.collection, memo_core.index.indexer):
+        real = module.scan
+
+        def spied(root: object, *args: Any, _real: Any = real, **kwargs: Any) -> object:
+            walks.append(str(root))
+            return _real(root, *args, **kwargs)
+
+        monkeypatch.setattr(module, "scan", spied)
+    docs = projects / "proj09" / "docs"
+    (docs / "notes.md").write_text("# Changed\n\nonceword\n", encoding="utf-8")
+    with Engine(models=ModelSource(enabled=False)) as e:
+        assert [h.relpath for h in e.search(docs, "onceword", mode="lex")] == ["notes.md"]
+    assert len(walks) == 1, walks
 
 
 def test_collections_added_and_removed_between_searches(projects: Path) -> None:
