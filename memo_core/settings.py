@@ -8,6 +8,7 @@ process's environment), so a caller can judge another environment."""
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -46,9 +47,16 @@ def model_name() -> str | None:
 
 def cache_dir() -> Path:
     """MEMO_CACHE_DIR, else $XDG_CACHE_HOME/memo or ~/.cache/memo (memo runs on POSIX only)."""
-    if value := os.environ.get(CACHE_DIR):
-        return Path(value).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
+    get = os.environ.get
+    return _cache_dir(get(CACHE_DIR), get("XDG_CACHE_HOME"), get("HOME"))
+
+
+# Discovery asks where an index would be kept in the cache for every folder under a broad
+# path (500 project folders: 500 times a search); the answer changes only with these three.
+@functools.lru_cache(maxsize=8)
+def _cache_dir(memo: str | None, xdg: str | None, home: str | None) -> Path:
+    if memo:
+        return Path(memo).expanduser()
     return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "memo"
 
 

@@ -69,9 +69,16 @@ def index_path(root: Path) -> Path:
 def fallback_index_path(root: Path) -> Path:
     """Where the index lives when the collection folder cannot hold it (a name of plain
     characters: SQLite takes only UTF-8 paths)."""
+    return Path(_fallback_index_path(os.fspath(root)))
+
+
+def _fallback_index_path(root: str) -> str:
     tag = hashlib.sha256(os.fsencode(root)).hexdigest()[:16]
-    name = re.sub(r"[^\w.-]", "_", root.name, flags=re.ASCII)
-    return Path(os.path.join(cache_dir(), "indexes", f"{name}-{tag}", INDEX_FILE))
+    name = _UNSAFE.sub("_", os.path.basename(root))
+    return os.path.join(cache_dir(), "indexes", f"{name}-{tag}", INDEX_FILE)
+
+
+_UNSAFE = re.compile(r"[^\w.-]", flags=re.ASCII)
 
 
 def has_index(root: str | os.PathLike[str]) -> bool:
@@ -82,7 +89,7 @@ def has_index(root: str | os.PathLike[str]) -> bool:
     folder = os.fspath(root)
     if _is_file(os.path.join(folder, INDEX_DIR, INDEX_FILE)):
         return True
-    return _is_file(fallback_index_path(Path(folder)))
+    return _is_file(_fallback_index_path(folder))
 
 
 def _is_file(path: str | os.PathLike[str]) -> bool:
