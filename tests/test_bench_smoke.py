@@ -250,7 +250,9 @@ def test_scale_smoke(model_dir: Path, tmp_path: Path, monkeypatch: pytest.Monkey
 def test_scale_shapes_smoke(tmp_path: Path) -> None:
     """The two shapes, one collection and sibling collections of 100 notes, each measured in
     a fresh process with the stand-in model: every figure there, every edit seen."""
-    out = _load("scale").main(["--shapes", "300", "--rounds", "30", "--workdir", str(tmp_path / "w")])
+    out = _load("scale").main(
+        ["--shapes", "300", "--rounds", "30", "--workdir", str(tmp_path / "w")]
+    )
     shapes = out["shapes"]
     assert set(shapes) == {"one collection", "3 collections"}
     for by_side in shapes.values():
