@@ -35,9 +35,15 @@ def shown(text: str) -> str:
     if text.isprintable():
         return text
     text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    return "".join(
-        ch.encode("unicode_escape").decode("ascii") if _format_or_control(ch) else ch for ch in text
-    )
+    return "".join(_escaped(ch) if _format_or_control(ch) else ch for ch in text)
+
+
+def _escaped(ch: str) -> str:
+    r"""A control or format character as an escape; one from U+0080 to U+00FF as `\u00NN`,
+    since `\xNN` from there up is an undecodable byte (`unshown` reads it back as one)."""
+    if 0x80 <= ord(ch) <= 0xFF:
+        return f"\\u{ord(ch):04x}"
+    return ch.encode("unicode_escape").decode("ascii")
 
 
 def for_terminal(text: str) -> str:
