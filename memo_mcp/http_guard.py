@@ -23,7 +23,6 @@ import asyncio
 import errno
 import json
 import logging
-import sys
 import time
 from collections import OrderedDict
 from typing import Any
@@ -31,8 +30,7 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-if sys.platform != "win32":  # Windows has no rlimits: there memo-mcp starts, and each tool
-    import resource  # answers that memo needs WSL (memo_core's UnsupportedPlatformError)
+from memo_core import descriptor_limit
 
 log = logging.getLogger("memo_mcp")
 
@@ -45,10 +43,8 @@ def connection_limit() -> int:
     """MAX_CONNECTIONS, or half the descriptors the process may open if that is fewer (the
     other half for indexes, watches and what a burst of accepts takes before the limit
     closes them)."""
-    if sys.platform == "win32":
-        return MAX_CONNECTIONS
-    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY:
+    soft = descriptor_limit()
+    if soft is None:
         return MAX_CONNECTIONS
     return max(8, min(MAX_CONNECTIONS, soft // 2))
 
@@ -181,7 +177,7 @@ class QuietAccepts:
         self._count += 1
         now = time.monotonic()
         if now - self._said_at >= self.interval_s:
-            soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+            soft = descriptor_limit()
             log.warning(
                 "memo-mcp: cannot accept connections for now (%s; open files limit %s): "
                 "%d failed accepts; they wait until descriptors free up (slow clients time out)",

@@ -24,9 +24,11 @@ import contextlib
 import ctypes
 import errno
 import os
-import resource
 import stat
 import sys
+
+if sys.platform != "win32":  # Windows has no rlimits: there the package imports, and each
+    import resource  # call says that memo needs WSL (UnsupportedPlatformError)
 
 from memo_core.errors import (
     FolderChangedError,
@@ -120,7 +122,10 @@ def out_of_files(e: OSError | None = None, *, headroom: int = 1) -> bool:
 
 
 def descriptor_limit() -> int | None:
-    """How many descriptors this process may have open at once (None: no limit)."""
+    """How many descriptors this process may have open at once (None: no limit, or none
+    this system says)."""
+    if sys.platform == "win32":
+        return None
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     return None if soft == resource.RLIM_INFINITY else soft
 
@@ -130,6 +135,8 @@ def raise_descriptor_limit() -> None:
     to the hard one, as Go's runtime does at start): a search over hundreds of collections
     keeps a few open for each, and the usual soft limit (1024) is a relic of select(),
     which nothing in memo uses. For a process's entry point, not for a library's caller."""
+    if sys.platform == "win32":
+        return
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     want = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 16)
     if soft != resource.RLIM_INFINITY and soft < want:
