@@ -20,7 +20,7 @@ MANY = 160  # collections: each holds a few descriptors while a search reads it
 # budget open and reads the rest one at a time, so the whole answer comes. TIGHT: too few
 # even for that, what could be read answers.
 LIMIT = 256
-TIGHT = 16
+TIGHT = 12
 
 
 def many_collections(root: Path) -> Path:
@@ -145,6 +145,42 @@ ls -A "$DISK/notes" "$DISK/notes/.memo" > "$OUT/files.txt"
 
 
 @pytest.mark.skipif(not _can_mount_tmpfs(), reason="needs unshare -rm and a tmpfs mount")
+@pytest.mark.parametrize("free", [1, 2, 3, 4])
+def test_a_walk_out_of_descriptors_says_so_and_takes_nothing_for_gone(
+    tmp_path: Path, free: int
+) -> None:
+    """A walk that cannot open a folder for want of descriptors fails as such: it never
+    calls the folder unreadable (a notice for each of many collections) nor leaves its
+    notes out (a refresh would drop them from the index)."""
+    root = tmp_path / "deep"
+    for rel in ("a.md", "x/b.md", "x/y/c.md", "x/y/z/d.md"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("# N\n", encoding="utf-8")
+    code = f"""
+    import os
+    from memo_core import ResourceLimitError
+    from memo_core.files.walker import scan
+    held = []
+    try:
+        while True:
+            held.append(os.open(os.devnull, os.O_RDONLY))
+    except OSError:
+        pass
+    for fd in held[-{free}:]:
+        os.close(fd)
+    try:
+        found = scan({str(root)!r})
+    except ResourceLimitError as e:
+        print("out of files", e.message.key)
+    else:
+        print(sorted(found.files), found.unreadable)
+    """
+    run = subprocess.run(limited(code, 64), capture_output=True, text=True, cwd=REPO)
+    assert run.returncode == 0, run.stderr
+    whole = "['a.md', 'x/b.md', 'x/y/c.md', 'x/y/z/d.md'] []"
+    assert run.stdout.strip() in ("out of files os.out_of_files", whole)
+
+
 def test_a_full_disk_is_one_line_and_the_committed_index_answers(tmp_path: Path) -> None:
     disk, out = tmp_path / "disk", tmp_path / "out"
     disk.mkdir()

@@ -268,8 +268,8 @@ def scan(root: Folder | Path, below: str = "", *, deep: bool = True) -> Scan:
         start = root.open_dir(below)
     except FileNotFoundError:
         return out  # vanished: its notes are gone
-    except OSError:
-        out.unreadable.append(below)
+    except OSError as e:
+        _unreadable(root, out, below, e)
         return out
     walk = _Walk(root, out, deep)
     try:
@@ -279,6 +279,20 @@ def scan(root: Folder | Path, below: str = "", *, deep: bool = True) -> Scan:
     finally:
         walk.close()
     return out
+
+
+def _unreadable(root: Folder, out: Scan, rel: str, e: OSError) -> None:
+    """A folder the walk cannot open or list: noted (its notes stay in the index as they
+    were), unless the process is out of descriptors, which is no fact of the folder."""
+    _out_of_files(root, e)
+    out.unreadable.append(rel)
+
+
+def _out_of_files(root: Folder, e: OSError) -> None:
+    """ResourceLimitError where `e` says the process has too many files open: a walk that
+    went on would take what it could not open for gone."""
+    if out_of_files(e):
+        raise too_many_files(root.path) from e
 
 
 class _Walk:
@@ -316,7 +330,7 @@ class _Walk:
                 continue
             except OSError as e:
                 if e.errno not in (errno.ENOTDIR, errno.ELOOP):
-                    self.out.unreadable.append(f"{rel}{name}/")
+                    _unreadable(self.root, self.out, f"{rel}{name}/", e)
                 continue  # swapped for a symlink or a file since it was listed: not entered
             self.enter(child, f"{rel}{name}/", rules)
 
@@ -326,8 +340,8 @@ class _Walk:
         frame = len(self.stack) - 1
         try:
             entries = listing(fd)
-        except OSError:
-            self.out.unreadable.append(rel)
+        except OSError as err:
+            _unreadable(self.root, self.out, rel, err)
             return
         rules = rules_in(rules, fd, rel, entries)
         todo: list[tuple[str, bool]] = []
@@ -368,7 +382,8 @@ class _Walk:
         rel = folder + name
         try:
             st = self.root.stat(rel)
-        except OSError:
+        except OSError as e:
+            _out_of_files(self.root, e)
             return  # leads outside the collection, nowhere, or to something unreadable
         if stat.S_ISDIR(st.st_mode):
             if self.deep and self._taken(rules, folder, name, True):
@@ -381,7 +396,8 @@ class _Walk:
         try:
             fd = self.root.open_dir(rel)
             st = os.fstat(fd)
-        except OSError:
+        except OSError as e:
+            _out_of_files(self.root, e)
             return  # changed since it was listed
         if identity(st) in self.seen:
             os.close(fd)  # met before: a link loop, or two links to one folder
