@@ -95,6 +95,8 @@ class Notice:
         """One notice for several collections, not a line for each: the folder they share,
         the first few named from it, how many in all."""
         where = os.path.commonpath(roots)
+        if where in roots:  # a folder named from itself would read "."
+            where = os.path.dirname(where)
         named = tuple(os.path.relpath(r, where) for r in roots[:NAMED_FOLDERS])
         return cls(kind, where, detail, total=len(roots), folders=named)
 
