@@ -13,10 +13,11 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 import apsw
 import numpy as np
@@ -61,6 +62,8 @@ from memo_core.values import FileNote, Notice, NoticeKind
 # How long closing waits for a refresh to stop after its batch under way: a batch stuck in
 # the model or the kernel must not hang a process's exit (it closes the index when it ends).
 CLOSE_WAIT_S = 5.0
+
+T = TypeVar("T")
 
 
 class Collection:
@@ -136,21 +139,16 @@ class Collection:
         return self._close_and_let_go()
 
     def close_connections(self) -> None:
-        """Close the connections (not the writer of a refresh at work) and drop the vectors,
-        keeping the OS's reports: a search over more collections than the engine keeps open
-        reads the rest one at a time, each let go before the next."""
+        """Close the connections (not the writer of a refresh at work: see `start_refresh`'s
+        `let_go`) and drop the vectors, keeping the OS's reports: a search over more
+        collections than the engine keeps open reads the rest one at a time, each let go
+        before the next."""
         if self._refresh_lock.acquire(blocking=False):
             try:
-                if self._writer is not None:
-                    self._writer.close()
-                    self._writer = None
+                self._close_writer()
             finally:
                 self._refresh_lock.release()
-        with self._read_lock:
-            if self._reader is not None:
-                self._reader.close()
-                self._reader = None
-            self._vectors = None
+        self._close_reader()
 
     def _close_and_let_go(self) -> bool:
         """Close (the refresh lock held), then let the lock go: True, closed."""
@@ -162,15 +160,25 @@ class Collection:
 
     def _close_held(self) -> None:
         """Close the connections and watches (under the refresh lock)."""
-        with self._read_lock:
-            for store in (self._reader, self._writer):
-                if store is not None:
-                    store.close()
-            self._reader = self._writer = None
-            self._vectors = None
-            self._freshness.close()
+        self._close_writer()
+        self._close_reader()
+        self._freshness.close()
         self._closing = False
         self._stop.clear()
+
+    def _close_reader(self) -> None:
+        """Close the searches' connection and drop the vectors read through it."""
+        with self._read_lock:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
+            self._vectors = None
+
+    def _close_writer(self) -> None:
+        """Close the refresher's connection (under the refresh lock)."""
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
 
     def _let_go(self) -> None:
         """Release the refresh lock, closing first if a `close` was handed over meanwhile."""
@@ -447,9 +455,13 @@ class Collection:
                 self.refresh_error = None
             return stats
 
-    def start_refresh(self, embedder: Embedder | None, progress: ProgressFn | None) -> RefreshJob:
+    def start_refresh(
+        self, embedder: Embedder | None, progress: ProgressFn | None, *, let_go: bool = False
+    ) -> RefreshJob:
         """The refresh under way here, or a new one on a thread of its own (reporting to
-        `progress` from its start)."""
+        `progress` from its start); `let_go`: a new one closes the connections as it ends
+        (one of more collections than the engine keeps open: the refreshes of many that
+        end before their waiter gets to them must not hold a writer each meanwhile)."""
         with self._job_lock:
             job = self._job
             if job is None or job.done.is_set():
@@ -464,6 +476,9 @@ class Collection:
                     except Exception as e:  # kept for status until a refresh succeeds
                         self.refresh_error = error_text(e)
                         raise
+                    finally:
+                        if let_go:
+                            self.close_connections()
 
                 job = self._job = RefreshJob(
                     run, embedder, root, progress, gate, failures=self._failures
@@ -559,6 +574,21 @@ class Collection:
             self._rebuilding = False
             location.clear_scratch(writer.path, root)
         return stats
+
+
+def each_within(
+    collections: Sequence[Collection], budget: int, read: Callable[[Collection], T]
+) -> list[T]:
+    """`read` of each collection in turn, those past the first `budget` letting go of their
+    connections once read: a call over more collections than the engine keeps open."""
+    out = []
+    for i, c in enumerate(collections):
+        try:
+            out.append(read(c))
+        finally:
+            if i >= budget:
+                c.close_connections()
+    return out
 
 
 def _kept(store: Store | None, root: Folder) -> Store | None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from memo_core import refreshing, searching
 from memo_core.changes import changes_since
-from memo_core.collection import CLOSE_WAIT_S, Collection
+from memo_core.collection import CLOSE_WAIT_S, Collection, each_within
 from memo_core.errors import (
     InvalidArgumentError,
     ModelUnavailableError,
@@ -57,15 +57,18 @@ from memo_core.values import (
     NoticeKind,
 )
 
-# Collections whose connections stay open, between calls and within one: each holds its
-# reader's index, WAL and shared-memory files, a refresh also its writer's and a lock file;
-# a search over more reads the rest one at a time. The budget is the descriptors left past a
-# reserve (notes being read, the model, a server's clients: at most half of them), never
-# past MAX_OPEN (memory: an open collection of 100 notes holds about 0.6 MB).
+# Collections whose connections stay open, between calls and within one: a reader and a
+# refresh's writer each hold the index folder, the index and its WAL, and the shared memory
+# is open once (7; measured on Linux); a search over more reads the rest one at a time.
+# The budget is the descriptors left past a reserve (notes being read, the model, a
+# server's clients: at most half of them), never past MAX_OPEN (memory: an open collection
+# of 100 notes holds about 0.6 MB).
 MAX_OPEN = 1024
-FDS_PER_COLLECTION = 4
+FDS_PER_COLLECTION = 7
 FDS_RESERVED = 256
 MAX_REFRESHING = 4  # background refreshes at once in one engine
+# What a search's refresh without the model said that its refresh with the model says anew.
+_SUPERSEDED = (NoticeKind.MODEL_UNAVAILABLE, NoticeKind.INDEXING, NoticeKind.EMBEDDING)
 IDLE_S = 600.0  # a collection unused this long releases its connections, watches and vectors
 UserPath = str | os.PathLike[str]
 
@@ -337,17 +340,20 @@ class Engine:
         in the mode it can run in (hybrid on words alone without a model); the notices so
         far. A model not loaded yet loads its graph while the refresh walks (it needs only
         the model's id, unless it has passages to embed) and the vectors load."""
-        loading, called, before = not self.models.loaded, time.monotonic(), list(notices)
+        loading, called = not self.models.loaded, time.monotonic()
         model, mode = self._model(query.mode, notices, ready=False)
         if refresh:
             notices += self._refreshed(collections, model, progress)
             came = model is None and query.mode == "hybrid"
             if came and self._installed_for(collections, called):
-                notices = before  # the model came: this search has it after all
+                # The model came: this search has it after all. What the refresh without
+                # it said stands (a failure is said once), but the words-only answer and
+                # how far it got, which the refresh with the model says anew.
+                notices = [n for n in notices if n.kind not in _SUPERSEDED]
                 model, mode = self._model(query.mode, notices, ready=False)
                 notices += self._refreshed(collections, model, progress)
-        if model is not None:
-            for c in collections if loading else ():
+        if model is not None and loading:
+            for c in collections[: self.max_open]:  # those past it are read one at a time
                 c.load_vectors()
             model, mode = self._model(mode, notices, ready=True)
         return model, query.in_mode(mode), notices
@@ -374,7 +380,8 @@ class Engine:
         it would embed here is small: a small folder's first answer has its vectors."""
         if not self.models.installing:
             return False
-        if sum(c.without_vectors() for c in collections) > self.small.chunks:
+        read = Collection.without_vectors
+        if sum(each_within(collections, self.max_open, read)) > self.small.chunks:
             return False
         return self.models.wait_installed(called + self.small.within_s - time.monotonic())
 

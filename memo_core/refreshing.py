@@ -9,7 +9,7 @@ import os
 import time
 from functools import partial
 
-from memo_core.collection import Collection
+from memo_core.collection import Collection, each_within
 from memo_core.errors import MemoError, ResourceLimitError
 from memo_core.index.indexer import ProgressFn
 from memo_core.index.jobs import SmallWork, wait_within
@@ -29,33 +29,31 @@ def refreshed(
     """Refresh the collections of a call, waiting for them at most `budget` seconds in all
     (None: until done; `small`: the work waited for whole past it); the notices. Past
     `open_budget` collections, each lets go of its connections once done with."""
-    if budget is None:
-        return [n for c in collections for n in c.refresh(embedder, progress, wait=False).notices]
     called = time.monotonic()
     # Those known whole (the OS reported nothing since, or a walk finds nothing to do)
     # need no refresh: no thread, no lock, no connection to write with for each. Past
     # the budget, each lets go of what it opened to look before the next one looks.
-    due = []
     alone = len(collections) == 1
-    for i, c in enumerate(collections):
-        if _must_refresh(c, embedder, alone=alone):
-            due.append(c)
-        if i >= open_budget:
-            c.close_connections()
-    many, collections = len(collections) > open_budget, due
+    must = each_within(collections, open_budget, partial(_must_refresh, embedder, alone))
+    due = [c for c, m in zip(collections, must, strict=True) if m]
+    many = len(collections) > open_budget
     # A background refresh that failed with no one waiting is said in this answer, once,
     # unless this call's refresh (a new try) has succeeded by then.
-    failed = {c: c.unreported_failure() for c in collections}
-    for c in collections:
-        c.start_refresh(embedder, progress)
+    failed = {c: c.unreported_failure() for c in due}
+    if budget is not None:
+        for c in due:
+            c.start_refresh(embedder, progress, let_go=many)
     notices: list[Notice] = []
     short: list[tuple[str, ResourceLimitError]] = []  # said once for them all
-    for c in collections:
-        start = partial(c.start_refresh, embedder, progress)
+    for c in due:
         try:
-            stats = wait_within(
-                start, progress, budget, called, model=embedder is not None, small=small
-            )
+            if budget is None:
+                stats = c.refresh(embedder, progress, wait=False)
+            else:
+                start = partial(c.start_refresh, embedder, progress, let_go=many)
+                stats = wait_within(
+                    start, progress, budget, called, model=embedder is not None, small=small
+                )
         except ResourceLimitError as e:  # out of files, a full disk: what is saved answers
             short.append((str(c.root), e))
             continue
@@ -80,18 +78,15 @@ def _one_activity_line(notices: list[Notice]) -> list[Notice]:
     busy = [n for n in notices if n.kind in (NoticeKind.INDEXING, NoticeKind.EMBEDDING)]
     if len(busy) < 2:
         return notices
-    kind = (
-        NoticeKind.INDEXING
-        if any(n.kind is NoticeKind.INDEXING for n in busy)
-        else (NoticeKind.EMBEDDING)
-    )
+    indexing = any(n.kind is NoticeKind.INDEXING for n in busy)
+    kind = NoticeKind.INDEXING if indexing else NoticeKind.EMBEDDING
     same = [n for n in busy if n.kind is kind]
     where = os.path.commonpath([n.collection or "" for n in same])
     line = Notice(kind, where, done=sum(n.done for n in same), total=sum(n.total for n in same))
     return [n for n in notices if n not in busy] + [line]
 
 
-def _must_refresh(c: Collection, embedder: Embedder | None, *, alone: bool) -> bool:
+def _must_refresh(embedder: Embedder | None, alone: bool, c: Collection) -> bool:
     """`Collection.needs_refresh`, where the index can be read for it; one that cannot (busy
     being made by another process, damaged, out of descriptors) is refreshed, which waits
     its turn, mends or says why, as it would have anyway. A call's only collection that the

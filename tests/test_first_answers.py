@@ -144,6 +144,22 @@ def test_a_small_folder_waits_for_the_model_install(
         assert installer.calls == 1
 
 
+def test_what_the_refresh_said_before_the_model_came_stands(
+    tmp_path: Path, default_setup: Path, tiny_model_dir: Path
+) -> None:
+    """A small folder's first search refreshes by words while the model installs, then
+    again with it: what the first refresh said (here, that an index made with other
+    passage sizes was rebuilt, said once) is in the answer, not only what the second said."""
+    notes = twelve_notes(tmp_path / "notes")
+    with Engine(models=ModelSource(enabled=False), tuning=Tuning(chunk_max_chars=300)) as e:
+        e.refresh(notes)
+    installer = Installer(tiny_model_dir, default_setup, pause=1.0)
+    with Engine(models=ModelSource(installer=installer), refresh_budget_s=0.05) as e:
+        first = e.search(notes, "restic cabbage", mode="hybrid")
+        assert first.mode == "hybrid" and "vec" in first[0].found_by
+        assert [n.kind for n in first.notices] == [NoticeKind.REBUILT]
+
+
 def test_memo_search_in_a_pipe_answers_a_small_folder_with_its_vectors(
     tmp_path: Path, tiny_model_dir: Path
 ) -> None:

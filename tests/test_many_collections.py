@@ -15,13 +15,15 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from conftest import HANG_S, REPO, write_notes
 
-from memo_core import Embedder, Engine, ModelSource
+from memo_core import Embedder, Engine, ModelSource, Notice, NoticeKind
 
 PROJECTS = 24
 
@@ -172,7 +174,7 @@ def _in_child(code: str, soft: int, hard: int) -> str:
     return run.stdout.strip()
 
 
-@pytest.mark.parametrize(("limit", "budget"), [(20, 2), (64, 8), (1024, 192), (20000, 1024)])
+@pytest.mark.parametrize(("limit", "budget"), [(20, 1), (64, 4), (1024, 109), (20000, 1024)])
 def test_the_default_budget_follows_the_descriptors_the_process_may_open(
     limit: int, budget: int
 ) -> None:
@@ -183,6 +185,98 @@ def test_the_default_budget_follows_the_descriptors_the_process_may_open(
     print(Engine(models=ModelSource(enabled=False)).max_open)
     """
     assert int(_in_child(code, limit, limit)) == budget
+
+
+EDITED = 190  # collections, each edited: as many as fit the budget at the usual soft limit
+SOFT = 1024
+
+
+@pytest.mark.parametrize("wait", [3.0, None], ids=["budget", "until-done"])
+def test_every_collection_refreshed_within_the_descriptors_the_process_may_open(
+    tmp_path: Path, wait: float | None
+) -> None:
+    """At the usual soft limit (1024), a search over 190 collections each edited since
+    refreshes them all and answers from all: the budget counts what a refreshed collection
+    holds (its writer too), with a refresh budget and without (an interactive `memo
+    search`). Nothing failed, nothing left unread."""
+    root = tmp_path / "edited"
+    for i in range(EDITED):
+        write_notes(root / f"p{i:03}", {"a.md": f"# A{i}\n\nold words {i}\n"})
+    with Engine(models=ModelSource(enabled=False), refresh_budget_s=None) as e:
+        assert e.refresh(root).added == EDITED
+    for i in range(EDITED):
+        (root / f"p{i:03}" / "a.md").write_text(f"# A{i}\n\nnewword {i}\n", encoding="utf-8")
+    code = f"""
+    from memo_core import Engine, ModelSource
+    with Engine(models=ModelSource(enabled=False), refresh_budget_s={wait}) as e:
+        r = e.search({str(root)!r}, "newword", mode="lex", k=100)
+        print(len(r), len({{h.collection for h in r}}), [n.kind.value for n in r.notices])
+    """
+    assert _in_child(code, SOFT, SOFT) == "100 100 []"
+
+
+def test_a_refresh_asked_to_let_go_closes_its_writer_when_it_ends(
+    tmp_path: Path, tiny_embedder: Embedder
+) -> None:
+    """A refresh started for one of more collections than the engine keeps open closes its
+    connections as it ends, though its collection was let go of while it was at work (a
+    search past the budget moved on): no descriptor is kept for it."""
+    root = write_notes(tmp_path / "one", {"a.md": "# A\n\nwords\n"})
+    embedding, go_on = threading.Event(), threading.Event()
+
+    class Held(Embedder):
+        model_id, dim = tiny_embedder.model_id, tiny_embedder.dim
+
+        def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+            embedding.set()
+            assert go_on.wait(HANG_S)
+            return tiny_embedder.embed_batch(texts, query=query)
+
+    held = _indexes_open()
+    with Engine(models=ModelSource(enabled=False)) as e:
+        [c] = e.collections(root)
+        job = c.start_refresh(Held(), None, let_go=True)
+        assert embedding.wait(HANG_S)  # the refresh holds its writer now
+        c.close_connections()
+        go_on.set()
+        assert job.done.wait(HANG_S) and job.error is None
+        assert _indexes_open() == held
+
+
+def test_a_first_hybrid_search_while_the_model_loads_keeps_within_the_budget(
+    tmp_path: Path, tiny_model_dir: Path, tiny_embedder: Embedder
+) -> None:
+    """The vectors loaded while the model's graph loads are those of the collections the
+    engine keeps open, not of every one: 120 collections answer at a soft limit of 512."""
+    root = tmp_path / "vectors"
+    for i in range(120):
+        write_notes(root / f"p{i:03}", {"a.md": f"# A{i}\n\nbeets cabbage {i}\n"})
+    with Engine(models=ModelSource(tiny_embedder), refresh_budget_s=None) as e:
+        assert e.refresh(root).added == 120
+    code = f"""
+    from memo_core import Engine, ModelSource
+    with Engine(models=ModelSource(model_dir={str(tiny_model_dir)!r})) as e:
+        r = e.search({str(root)!r}, "beets cabbage", mode="hybrid", k=100)
+        print(len(r), [n.kind.value for n in r.notices])
+    """
+    assert _in_child(code, 512, 512) == "100 []"
+
+
+@pytest.mark.parametrize(
+    ("roots", "where", "named"),
+    [
+        (["/n/work"], "/n", ("work",)),
+        (["/n/a", "/n/b/c"], "/n", ("a", "b/c")),
+        (["/n/a", "/n/a/b"], "/n", ("a", "a/b")),
+    ],
+)
+def test_folders_said_together_are_named_from_the_folder_above_them(
+    roots: list[str], where: str, named: tuple[str, ...]
+) -> None:
+    """A notice for several collections names each from the folder they share; one that
+    is that folder itself (or the only one) from the folder above it, never as "."."""
+    n = Notice.of_folders(NoticeKind.NOT_SEARCHED, roots, "why")
+    assert (n.collection, n.folders, n.total) == (where, named, len(roots))
 
 
 def test_an_entry_point_raises_the_soft_limit_to_the_hard_one() -> None:
