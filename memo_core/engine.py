@@ -268,7 +268,8 @@ class Engine:
         is never stopped: it counts as use); how long until the next one is due (None:
         none is open). Those beyond `max_open` are left to the next call."""
         with self._lock:
-            self._wake.clear()  # a use from here on wakes the next round
+            if not self._closed:  # a close's wake, set after it said so, is never lost
+                self._wake.clear()  # a use from here on wakes the next round
             spare = self._spare(time.monotonic(), by_count=False)
         for c in self._still_spare(spare):
             if not c.release():

@@ -5,6 +5,8 @@ an index with nothing said."""
 from __future__ import annotations
 
 import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -69,11 +71,39 @@ def test_searches_in_threads_beside_the_releases_always_find_the_word(
             if not found and not found.notices:
                 silent.append((k, n))
 
-    with engine:
-        threads = [threading.Thread(target=searches, args=(k,)) for k in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(HANG_S * 4)
-        assert not any(t.is_alive() for t in threads)
+    with engine, ThreadPoolExecutor(4) as pool:
+        for done in [pool.submit(searches, k) for k in range(4)]:
+            done.result(HANG_S * 4)  # a search that raised fails the test
     assert silent == []
+
+
+def _janitors() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name == "memo-idle"}
+
+
+def test_closing_an_engine_ends_its_janitor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The thread that lets go of unused collections ends with the engine's close, also
+    when the close comes as a round begins (the round took the close's wake-up for its
+    own, and slept on while the close waited its whole timeout)."""
+    root = folder(tmp_path / "c", 2)
+    began, go_on = threading.Event(), threading.Event()
+    tidied = Engine._tidied
+
+    def held_round(self: Engine) -> float | None:  # a round held as it begins
+        began.set()
+        assert go_on.wait(HANG_S)
+        return tidied(self)
+
+    monkeypatch.setattr(Engine, "_tidied", held_round)
+    before = _janitors()
+    engine = Engine(models=ModelSource(enabled=False))
+    engine.search(root, "zebra", mode="lex")
+    assert began.wait(HANG_S)
+    closing = threading.Thread(target=engine.close, kwargs={"timeout": HANG_S})
+    closing.start()
+    time.sleep(0.2)  # the close has said so and woken the janitor by now
+    go_on.set()
+    closing.join(HANG_S * 2)
+    assert not closing.is_alive() and _janitors() <= before
