@@ -224,3 +224,40 @@ def test_the_bar_is_set_only_by_candidates_the_floor_keeps() -> None:
     found = [first, cands(words, 100, {"cat": 10}, [(c, s) for c, s in second if s > bar.score])]
     placed = ranked(found, ["cat"], "hybrid", 10, Tuning(), floor, pool=pool)
     assert [(p.at, p.chunk) for p in placed] == [(1, 6), (1, 5)]
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "vec"])
+def test_a_search_over_many_collections_answers_as_without_the_bar(
+    tmp_path: Path, tiny_embedder: Embedder, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """Through the engine: the bar's skipping changes no answer (the bar held at -inf, every
+    collection hands over all its vector candidates), for queries whose words are in some
+    notes, in all, or in none."""
+    words = "beets cabbage bowl sings restic".split()
+    root = tmp_path / "many"
+    for i in range(12):
+        write_notes(
+            root / f"c{i:02}",
+            {
+                f"n{j}.md": f"# N{i}{j}\n\n{words[(i + j) % 5]} {words[(i * j) % 5]} {i} {j}\n"
+                for j in range(6)
+            },
+        )
+    with Engine(models=ModelSource(tiny_embedder), refresh_budget_s=None) as e:
+        assert e.refresh(root).added == 72
+    queries = ["beets", "restic bowl", "cabbage sings beets", "проверка месяц", "zebra"]
+
+    def answers() -> list[list[tuple[str, str, float]]]:
+        with Engine(models=ModelSource(tiny_embedder)) as e:
+            return [
+                [
+                    (h.collection, h.relpath, round(h.score, 9))
+                    for h in e.search(root, q, mode=mode, k=k)
+                ]  # type: ignore[arg-type]
+                for q in queries
+                for k in (1, 3, 10)
+            ]
+
+    barred = answers()
+    monkeypatch.setattr(VectorBar, "score", property(lambda self: -math.inf))
+    assert barred == answers() and any(barred)
