@@ -13,11 +13,10 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from functools import partial
 from pathlib import Path
-from typing import TypeVar
 
 import apsw
 import numpy as np
@@ -62,8 +61,6 @@ from memo_core.values import FileNote, Notice, NoticeKind
 # How long closing waits for a refresh to stop after its batch under way: a batch stuck in
 # the model or the kernel must not hang a process's exit (it closes the index when it ends).
 CLOSE_WAIT_S = 5.0
-
-T = TypeVar("T")
 
 
 class Collection:
@@ -574,21 +571,6 @@ class Collection:
             self._rebuilding = False
             location.clear_scratch(writer.path, root)
         return stats
-
-
-def each_within(
-    collections: Sequence[Collection], budget: int, read: Callable[[Collection], T]
-) -> list[T]:
-    """`read` of each collection in turn, those past the first `budget` letting go of their
-    connections once read: a call over more collections than the engine keeps open."""
-    out = []
-    for i, c in enumerate(collections):
-        try:
-            out.append(read(c))
-        finally:
-            if i >= budget:
-                c.close_connections()
-    return out
 
 
 def _kept(store: Store | None, root: Folder) -> Store | None:

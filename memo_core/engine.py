@@ -18,7 +18,7 @@ from pathlib import Path
 
 from memo_core import refreshing, searching
 from memo_core.changes import changes_since
-from memo_core.collection import CLOSE_WAIT_S, Collection, each_within
+from memo_core.collection import CLOSE_WAIT_S, Collection
 from memo_core.errors import (
     InvalidArgumentError,
     ModelUnavailableError,
@@ -382,7 +382,7 @@ class Engine:
         if not self.models.installing:
             return False
         read = Collection.without_vectors
-        if sum(each_within(collections, self.max_open, read)) > self.small.chunks:
+        if sum(refreshing.each_within(collections, self.max_open, read)) > self.small.chunks:
             return False
         return self.models.wait_installed(called + self.small.within_s - time.monotonic())
 

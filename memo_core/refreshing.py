@@ -7,14 +7,18 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Sequence
 from functools import partial
+from typing import TypeVar
 
-from memo_core.collection import Collection, each_within
+from memo_core.collection import Collection
 from memo_core.errors import MemoError, ResourceLimitError
 from memo_core.index.indexer import ProgressFn
 from memo_core.index.jobs import SmallWork, wait_within
 from memo_core.model.embedder import Embedder
 from memo_core.values import Notice, NoticeKind
+
+T = TypeVar("T")
 
 
 def refreshed(
@@ -70,6 +74,21 @@ def refreshed(
         roots = [root for root, _ in short]
         notices.append(Notice.of_folders(NoticeKind.REFRESH_FAILED, roots, short[0][1].message))
     return _one_activity_line(notices)
+
+
+def each_within(
+    collections: Sequence[Collection], budget: int, read: Callable[[Collection], T]
+) -> list[T]:
+    """`read` of each collection in turn, those past the first `budget` letting go of their
+    connections once read: a call over more collections than the engine keeps open."""
+    out = []
+    for i, c in enumerate(collections):
+        try:
+            out.append(read(c))
+        finally:
+            if i >= budget:
+                c.close_connections()
+    return out
 
 
 def _one_activity_line(notices: list[Notice]) -> list[Notice]:
