@@ -6,9 +6,11 @@ import os
 import shutil
 import signal
 import textwrap
+import time
 from pathlib import Path
 
 import apsw
+import numpy as np
 import pytest
 
 from memo_core.files import fsafe
@@ -56,6 +58,8 @@ def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.setenv("MEMO_MODEL_DIR", str(base / "no-model"))
     # memo-mcp's tools may use only MEMO_ROOTS (default: home): every tmp_path is under this.
     monkeypatch.setenv("MEMO_ROOTS", str(tmp_path_factory.getbasetemp()))
+    # Texts in the default language (Russian), whatever the shell running the tests says.
+    monkeypatch.delenv("MEMO_LANG", raising=False)
 
 
 # Questions over examples/notes and the note that answers each (real models must find it).
@@ -152,6 +156,24 @@ class CountingEmbedder(Embedder):
         if not query:
             self.texts.extend(texts)
         return self.inner.embed_batch(texts, query=query)
+
+
+class PacedEmbedder(Embedder):
+    """A real tiny model whose note batches each take `pause` seconds (queries do not)."""
+
+    def __init__(self, inner: Embedder, pause: float) -> None:
+        self.inner, self.model_id, self.dim, self.pause = inner, inner.model_id, inner.dim, pause
+
+    def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        if not query:
+            time.sleep(self.pause)
+        return self.inner.embed_batch(texts, query=query)
+
+
+def many_notes(root: Path, n: int) -> Path:
+    """One collection: notes at its top and in ten sub-folders."""
+    files = {f"d{i % 10}/n{i}.md": f"# Note {i}\n\ncat {i}\n" for i in range(n)}
+    return write_notes(root, {"README.md": "# Notes\n", **files})
 
 
 @pytest.fixture

@@ -177,23 +177,6 @@ def test_engine_state_lives_in_objects_not_module_globals(path: Path) -> None:
             assert ok == names, f"{path.name}: module state {names}"
 
 
-@pytest.mark.parametrize(
-    "path", [p for p in ENGINE if p.name != "settings.py"], ids=lambda p: str(p.relative_to(REPO))
-)
-def test_only_settings_reads_the_environment(path: Path) -> None:
-    """Every environment variable has one meaning: `settings` reads it, nothing else."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    reads = [
-        n.lineno
-        for n in ast.walk(tree)
-        if isinstance(n, ast.Attribute)
-        and n.attr in ("environ", "getenv")
-        and isinstance(n.value, ast.Name)
-        and n.value.id == "os"
-    ]
-    assert not reads, f"{path.name} reads the environment at lines {reads}: use settings"
-
-
 LAYOUT = REPO / "docs" / "layout.md"
 
 

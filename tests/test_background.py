@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import HANG_S, write_notes
+from conftest import HANG_S, PacedEmbedder, many_notes
 from mcp_helpers import WireServer, server_env
 
 from memo_core import Embedder, Engine, ModelSource, NoticeKind, Tuning
@@ -28,12 +28,6 @@ class SlowEmbedder(Embedder):
         if not query:
             assert self.gate.wait(60)
         return self.inner.embed_batch(texts, query=query)
-
-
-def many_notes(root: Path, n: int) -> Path:
-    """One collection: notes at its top and in ten sub-folders."""
-    files = {f"d{i % 10}/n{i}.md": f"# Note {i}\n\ncat {i}\n" for i in range(n)}
-    return write_notes(root, {"README.md": "# Notes\n", **files})
 
 
 @pytest.fixture
@@ -166,18 +160,6 @@ def test_several_collections_wait_one_budget_and_say_so_in_one_line(
         [n] = hits.notices
         assert (n.kind, n.collection, n.done, n.total) == (NoticeKind.EMBEDDING, str(home), 0, 123)
         slow.gate.set()
-
-
-class PacedEmbedder(Embedder):
-    """A real tiny model whose note batches each take `pause` seconds (queries do not)."""
-
-    def __init__(self, inner: Embedder, pause: float) -> None:
-        self.inner, self.model_id, self.dim, self.pause = inner, inner.model_id, inner.dim, pause
-
-    def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
-        if not query:
-            time.sleep(self.pause)
-        return self.inner.embed_batch(texts, query=query)
 
 
 def test_an_edit_made_while_vectors_are_made_is_in_the_words_at_once(

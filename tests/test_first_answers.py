@@ -14,26 +14,13 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
-from conftest import REPO, write_notes
+from conftest import REPO, PacedEmbedder, many_notes, write_notes
 
 from memo_core import Embedder, Engine, ModelSource, NoticeKind, Tuning
 from memo_core.index.jobs import SmallWork
 from memo_core.model.install import default_model_dir
 from memo_text import Lang, format_hits
-
-
-class PacedEmbedder(Embedder):
-    """A real tiny model whose note batches each take `pause` seconds (queries do not)."""
-
-    def __init__(self, inner: Embedder, pause: float) -> None:
-        self.inner, self.model_id, self.dim, self.pause = inner, inner.model_id, inner.dim, pause
-
-    def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
-        if not query:
-            time.sleep(self.pause)
-        return self.inner.embed_batch(texts, query=query)
 
 
 class Installer:
@@ -56,11 +43,6 @@ class Installer:
 def twelve_notes(root: Path) -> Path:
     files = {f"topic{i}/note{i}.md": f"# Note {i}\n\nrestic cabbage {i}\n" for i in range(11)}
     return write_notes(root, {"README.md": "# Notes\n\nbeets bowl\n", **files})
-
-
-def many_notes(root: Path, n: int) -> Path:
-    files = {f"d{i % 10}/n{i}.md": f"# Note {i}\n\ncat {i}\n" for i in range(n)}
-    return write_notes(root, {"README.md": "# Notes\n", **files})
 
 
 @pytest.fixture

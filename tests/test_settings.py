@@ -15,7 +15,8 @@ from conftest import REPO
 
 from memo_core import SettingError, settings
 
-SOURCES = [p for pkg in ("memo_core", "memo_cli", "memo_mcp") for p in (REPO / pkg).rglob("*.py")]
+PACKAGES = ("memo_core", "memo_text", "memo_cli", "memo_mcp")
+SOURCES = [p for pkg in PACKAGES for p in (REPO / pkg).rglob("*.py")]
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(REPO)))
