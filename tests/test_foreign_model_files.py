@@ -103,26 +103,29 @@ MODEL_FILES = [
 # -- the model folder ------------------------------------------------------------------------
 
 
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _link_to_a_device(path: Path) -> None:
+    path.symlink_to(os.devnull)  # /dev/zero alike, without reading forever
+
+
+@pytest.mark.parametrize("plant", [_fifo, _link_to_a_device], ids=["fifo", "link-to-a-device"])
 @pytest.mark.parametrize(("folder", "name"), MODEL_FILES)
-def test_a_fifo_for_a_model_file_is_one_error_not_a_hang(
-    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, folder: str, name: str
+def test_a_model_file_that_is_not_a_file_is_one_error_not_a_hang(
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+    folder: str,
+    name: str,
+    plant: Callable[[Path], None],
 ) -> None:
     model_dir: Path = request.getfixturevalue(folder)
     (model_dir / name).unlink()
-    os.mkfifo(model_dir / name)
-    # As if the FIFO were swapped in just after a check by name: what is read is what was
+    plant(model_dir / name)
+    # As if it were swapped in just after a check by name: what is read is what was
     # checked, through one descriptor.
     monkeypatch.setattr(Path, "is_file", lambda _self: True)
-    assert refusal(load_error(model_dir), name) == "file.not_regular"
-
-
-@pytest.mark.parametrize(("folder", "name"), MODEL_FILES)
-def test_a_link_to_a_device_for_a_model_file_is_one_error(
-    request: pytest.FixtureRequest, folder: str, name: str
-) -> None:
-    model_dir: Path = request.getfixturevalue(folder)
-    (model_dir / name).unlink()
-    (model_dir / name).symlink_to(os.devnull)  # /dev/zero alike, without reading forever
     assert refusal(load_error(model_dir), name) == "file.not_regular"
 
 

@@ -100,6 +100,8 @@ def test_an_edit_between_one_shot_searches_is_found(projects: Path) -> None:
         with Engine(models=ModelSource(enabled=False)) as e:
             hits = e.search(projects, f"newword{i}", mode="lex")
             assert [h.collection for h in hits] == [_root(projects, project)]
+            refreshed = [c.root.parent.name for c in e.collections(projects) if c.refreshed_at]
+            assert refreshed == [project]
 
 
 def test_one_collection_changed_is_walked_once_by_a_one_shot_search(
