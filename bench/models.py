@@ -84,7 +84,7 @@ FULL_INDEX_S = 15 * 60  # its first full index of the 5.9k-page folder, on 2 cor
 def _hybrid_sets(r: dict) -> dict[str, tuple[float, float, list[float] | None]]:
     """A model's hybrid nDCG@10 per set: (mean, 95 % half-width, per-query values)."""
     sci = r["scifact"]["modes"]["hybrid"]
-    out = {"SciFact": (sci["ndcg"], sci["ndcg_ci95"], sci.get("_ndcg"))}
+    out = {"SciFact": (sci["ndcg"], sci["ndcg_ci95"], r["scifact"].get("_per_query_hybrid"))}
     for style in ("title", "sentence"):
         for direction in ("en→ru", "ru→ru", "en→en", "ru→en"):
             h = r[style][direction]["hybrid"]
@@ -146,6 +146,8 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--full-index-s", type=float, default=None, help="the first model's, measured")
     p.add_argument("--first-answer", type=float, default=None, help="first / second, measured")
     args = p.parse_args(argv)
+    if args.verdict is None and not (args.model_dir and args.scifact and args.en and args.ru):
+        p.error("give SCIFACT EN RU and --model-dir for each model, or --verdict FILE.json")
     if args.verdict is not None:  # the rule on figures kept from an earlier run
         new, old = json.loads(args.verdict.read_text())["models"].values()
         verdict = default_verdict(
