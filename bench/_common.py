@@ -13,6 +13,7 @@ import os
 import resource
 import shutil
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -365,3 +366,47 @@ def write_json(path: Path | None, data: Any) -> None:
     if path:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+class Stdio:
+    """memo-mcp over stdio, one JSON line at a time; `stderr`: where its log goes (a file:
+    a pipe nobody reads may fill and stall the server); `popen`: cwd, env."""
+
+    def __init__(self, env: dict[str, str], stderr: Any = subprocess.DEVNULL, **popen: Any) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "memo_mcp"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            env=env,
+            **popen,
+        )
+        self.ids = 0
+
+    def call(self, method: str, params: dict) -> dict:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.ids += 1
+        msg = {"jsonrpc": "2.0", "id": self.ids, "method": method, "params": params}
+        self.proc.stdin.write(json.dumps(msg) + "\n")
+        self.proc.stdin.flush()
+        while True:
+            answer = json.loads(self.proc.stdout.readline())
+            if answer.get("id") == self.ids:
+                return answer
+
+    def tool(self, name: str, args: dict) -> tuple[float, str]:
+        t = time.perf_counter()
+        r = self.call("tools/call", {"name": name, "arguments": args})
+        return time.perf_counter() - t, r["result"]["content"][0]["text"]
+
+    def rss_mb(self) -> float:
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        return float("nan")
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(30)

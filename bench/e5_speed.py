@@ -209,7 +209,7 @@ def index_runs(dirs: dict[str, Path], files: list[Path], rounds: int, work: Path
 
 def serve_memory(model_dir: Path, files: list[Path], work: Path) -> dict:
     """memo-mcp over a fresh copy of `files`: searched until complete, then ten times."""
-    import scale
+    from _floor import INITIALIZE
 
     folder = work / "served"
     for f in files:
@@ -217,8 +217,8 @@ def serve_memory(model_dir: Path, files: list[Path], work: Path) -> dict:
         (folder / f.name).write_bytes(f.read_bytes())
     env = {**os.environ, "MEMO_MODEL_DIR": str(model_dir), "MEMO_CACHE_DIR": str(work / "cache"),
            "MEMO_ROOTS": str(work)}  # fmt: skip
-    s = scale.Stdio(env)
-    s.call("initialize", scale.INITIALIZE["params"])  # type: ignore[arg-type]
+    s = C.Stdio(env)
+    s.call("initialize", INITIALIZE["params"])  # type: ignore[arg-type]
     t0 = time.perf_counter()
     try:
         searches = 0

@@ -12,14 +12,13 @@ beside every step (`--quiet`: none).
    the first hit, and whether it carries a notice.
 3. `memo index` of 400 office-dev-ru pages and 8 empty notes, stdout and stderr to files:
    how many progress lines, and the lines about empty notes.
-4. memo-mcp --http holding 300 slow clients and a session's stream: seconds from SIGTERM to
-   its exit, `--rounds` times.
+4. memo-mcp --http holding 300 slow clients: seconds from SIGTERM to its exit, `--rounds`
+   times.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing
 import os
 import random
@@ -74,39 +73,15 @@ def fresh_notes(work: Path) -> Path:
 
 def mcp_first_search(work: Path, env: dict[str, str]) -> dict:
     notes = fresh_notes(work)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "memo_mcp"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, **env, "MEMO_ROOTS": str(work)},
-        cwd=C.REPO,
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-
-    def call(i: int, method: str, params: dict) -> dict:
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": method,
-                                     "params": params}) + "\n")  # fmt: skip
-        proc.stdin.flush()
-        while True:
-            answer = json.loads(proc.stdout.readline())
-            if answer.get("id") == i:
-                return answer
-
-    call(1, "initialize", INITIALIZE["params"])  # type: ignore[arg-type]
-    t0 = time.perf_counter()
-    args = {"path": str(notes), "query": QUERY, "k": 3}
-    answer = call(2, "tools/call", {"name": "memo_search", "arguments": args})
-    seconds = time.perf_counter() - t0
-    proc.stdin.close()
-    proc.wait(60)
-    text = answer["result"]["content"][0]["text"]
+    log = work / "stderr.txt"
+    with log.open("w") as err:
+        s = C.Stdio({**os.environ, **env, "MEMO_ROOTS": str(work)}, stderr=err, cwd=C.REPO)
+        s.call("initialize", INITIALIZE["params"])  # type: ignore[arg-type]
+        seconds, text = s.tool("memo_search", {"path": str(notes), "query": QUERY, "k": 3})
+        s.close()
     first = text.splitlines()[0] if text else ""
-    err = proc.stderr.read() if proc.stderr else ""
     return {"seconds": round(seconds, 1), "first_line": first, "found": WANT in first,
-            "notice": first.startswith("("), "stderr_tail": err[-300:]}  # fmt: skip
+            "notice": first.startswith("("), "stderr_tail": log.read_text()[-300:]}  # fmt: skip
 
 
 def pipe_search(work: Path) -> dict:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 
@@ -98,6 +98,18 @@ def fuse_absolute(lex: list, vec: list, weight: float, mass: float, full: float)
     return fused
 
 
+def _ndcg_of(fused: Iterable, id2file: dict, rels: dict[str, int], by_name: bool) -> float:
+    """nDCG@10 of a fused ranking by its first ten files (their names where the judgments
+    name files, as SciFact's do)."""
+    files: dict[str, None] = {}
+    for key, _, _ in fused:
+        f = id2file.get(key, key[0])
+        files.setdefault(f.rsplit("/", 1)[-1] if by_name else f, None)
+        if len(files) >= 10:
+            break
+    return C.ndcg(list(files), rels)
+
+
 def score(rows: list, policy: Callable, by_name: bool, full: float | None = None) -> float:
     """Mean nDCG@10 of `rows` fused under `policy` (signals -> the vectors' weight); `full`:
     the word side by the query's IDF mass (`fuse_absolute`), else min-max (the engine's)."""
@@ -109,13 +121,7 @@ def score(rows: list, policy: Callable, by_name: bool, full: float | None = None
             ranked = fuse(lex, vec, policy(signals))
         else:
             ranked = fuse_absolute(lex, vec, policy(signals), signals[2], full)
-        files: dict[str, None] = {}
-        for cid, _, _ in ranked:
-            f = id2file[cid]
-            files.setdefault(f.rsplit("/", 1)[-1] if by_name else f, None)
-            if len(files) >= 10:
-                break
-        nd.append(C.ndcg(list(files), rels))
+        nd.append(_ndcg_of(ranked, id2file, rels, by_name))
     return sum(nd) / len(nd)
 
 
@@ -130,13 +136,7 @@ def score_two(rows: list, other: list, policy: Callable, share: float, by_name: 
         both = [
             (k, share * a.get(k, 0.0) + (1 - share) * b.get(k, 0.0)) for k in a.keys() | b.keys()
         ]
-        files: dict[str, None] = {}
-        for key, _, _ in fuse(lex, both, policy(signals)):
-            f = id2file.get(key, key[0])
-            files.setdefault(f.rsplit("/", 1)[-1] if by_name else f, None)
-            if len(files) >= 10:
-                break
-        nd.append(C.ndcg(list(files), rels))
+        nd.append(_ndcg_of(fuse(lex, both, policy(signals)), id2file, rels, by_name))
     return sum(nd) / len(nd)
 
 
@@ -152,13 +152,7 @@ def score_summed(rows: list, other: list, policy: Callable, share: float, by_nam
         summed = sorted(
             ((k, share * s + (1 - share) * b[k]) for k, s in vec if k in b), key=lambda t: -t[1]
         )[:CANDIDATES]
-        files: dict[str, None] = {}
-        for key, _, _ in fuse(lex, summed, policy(signals)):
-            f = id2file.get(key, key[0])
-            files.setdefault(f.rsplit("/", 1)[-1] if by_name else f, None)
-            if len(files) >= 10:
-                break
-        nd.append(C.ndcg(list(files), rels))
+        nd.append(_ndcg_of(fuse(lex, summed, policy(signals)), id2file, rels, by_name))
     return sum(nd) / len(nd)
 
 

@@ -458,50 +458,8 @@ def print_vectors(v: dict) -> None:
         )
 
 
-class Stdio:
-    """memo-mcp over stdio, one JSON line at a time."""
-
-    def __init__(self, env: dict[str, str], checkout: Path | None = None) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "memo_mcp"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            **tree(checkout, env),
-        )
-        self.ids = 0
-
-    def call(self, method: str, params: dict) -> dict:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.ids += 1
-        msg = {"jsonrpc": "2.0", "id": self.ids, "method": method, "params": params}
-        self.proc.stdin.write(json.dumps(msg) + "\n")
-        self.proc.stdin.flush()
-        while True:
-            answer = json.loads(self.proc.stdout.readline())
-            if answer.get("id") == self.ids:
-                return answer
-
-    def tool(self, name: str, args: dict) -> tuple[float, str]:
-        t = time.perf_counter()
-        r = self.call("tools/call", {"name": name, "arguments": args})
-        return time.perf_counter() - t, r["result"]["content"][0]["text"]
-
-    def rss_mb(self) -> float:
-        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-        return float("nan")
-
-    def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        self.proc.wait(30)
-
-
-def server(root: Path, roots: Path, checkout: Path | None = None) -> Stdio:
-    s = Stdio({**os.environ, "MEMO_ROOTS": str(roots)}, checkout)
+def server(root: Path, roots: Path, checkout: Path | None = None) -> C.Stdio:
+    s = C.Stdio(**tree(checkout, {**os.environ, "MEMO_ROOTS": str(roots)}))
     s.call("initialize", INITIALIZE["params"])  # type: ignore[arg-type]
     return s
 

@@ -30,7 +30,6 @@ from memo_core.errors import (
 )
 from memo_core.files.feed import Freshness, Inotify
 from memo_core.files.fsafe import (
-    HEADROOM,
     Folder,
     no_room,
     open_collection,
@@ -44,8 +43,8 @@ from memo_core.index.dbfiles import LOCK_FILE
 from memo_core.index.directory import check_held
 from memo_core.index.filelock import FileLock
 from memo_core.index.history import EMPTY_FINGERPRINT
-from memo_core.index.indexer import Indexer, ProgressFn, RefreshStats
-from memo_core.index.jobs import FailureLog, RefreshJob, WordsGate
+from memo_core.index.indexer import Indexer, ProgressFn, RefreshStats, WordsGate
+from memo_core.index.jobs import FailureLog, RefreshJob
 from memo_core.index.store import Store
 from memo_core.index.vectors import VectorCache
 from memo_core.messages import Message, error_text
@@ -211,7 +210,7 @@ class Collection:
         except apsw.BusyError as e:
             raise IndexBusyError("index.busy", path=self.db_path) from e
         except apsw.Error as e:
-            if out_of_files(headroom=HEADROOM):
+            if out_of_files():
                 raise too_many_files(str(self.root)) from e
             # the disk, not the index: rebuilding cannot help
             if isinstance(e, apsw.FullError) or out_of_room(self.root):
@@ -374,7 +373,7 @@ class Collection:
                     raise
                 # Out of descriptors or of room, a place fails in ways that look alike: no
                 # index is made in the cache for want of either (it stayed there for good).
-                if out_of_files(headroom=HEADROOM):
+                if out_of_files():
                     raise too_many_files(str(self.root)) from e
                 if out_of_room(self.root):
                     raise no_room(str(self.db_path)) from e

@@ -57,7 +57,9 @@ def cache_dir() -> Path:
 def _cache_dir(memo: str | None, xdg: str | None, home: str | None) -> Path:
     if memo:
         return Path(memo).expanduser()
-    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "memo"
+    if xdg:
+        return Path(xdg).expanduser() / "memo"
+    return (Path(home) if home else Path.home()) / ".cache" / "memo"  # no HOME: the user's entry
 
 
 def roots() -> str:

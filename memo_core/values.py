@@ -1,7 +1,7 @@
 """Typed values the engine and both front ends share: search modes, file notes, notices.
 
 Each is defined once here; CLI choices, the MCP tool's `Literal`, usage texts and the texts
-a user reads are derived from these (the wording lives in `formatting`).
+a user reads are derived from these (the wording lives in `memo_text.formatting`).
 """
 
 from __future__ import annotations

@@ -104,13 +104,13 @@ def open_collection(path: str | os.PathLike[str]) -> Folder:
 HEADROOM = 8
 
 
-def out_of_files(e: OSError | None = None, *, headroom: int = 1) -> bool:
-    """Whether `e` says the process has too many files open; None: whether `headroom`
-    files cannot be opened now."""
+def out_of_files(e: OSError | None = None) -> bool:
+    """Whether `e` says the process has too many files open; None: whether HEADROOM files
+    cannot be opened now."""
     if e is None:
         opened: list[int] = []
         try:
-            for _ in range(headroom):
+            for _ in range(HEADROOM):
                 opened.append(os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC))
         except OSError as probe:
             return out_of_files(probe)

@@ -18,7 +18,7 @@ from memo_core.files.walker import Changes
 
 
 class Listener(Protocol):
-    """What the instance hands events to (a collection's `feed.Listener`): it takes each
+    """What the instance hands events to (a collection's `feed.ChangeFeed`): it takes each
     event for a folder it watches, and keeps what changed until it is collected."""
 
     pending: Changes

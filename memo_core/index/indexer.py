@@ -133,40 +133,32 @@ class WordsGate:
 
     def __init__(self, changes: Callable[[], Changes | None] = lambda: None) -> None:
         self.changes = changes
-        self._cond = threading.Condition()
+        self._lock = threading.Lock()
         self._asked = 0.0  # the latest time from which a waiter wants every change
         self._began = 0.0  # when the words pass under way (or the last one) began
         self._fresh_from: float | None = None  # the last finished pass began then
 
     def ask(self, since: float) -> None:
         """A caller wants the words of every change made before `since` (monotonic)."""
-        with self._cond:
+        with self._lock:
             self._asked = max(self._asked, since)
 
     def due(self) -> bool:
-        with self._cond:
+        with self._lock:
             return self._fresh_from is None or self._asked > self._fresh_from
 
     def begin(self) -> None:
-        with self._cond:
+        with self._lock:
             self._began = time.monotonic()
 
     def finish(self) -> None:
-        with self._cond:
+        with self._lock:
             self._fresh_from = self._began
-            self._cond.notify_all()
 
     def fresh(self, since: float) -> bool:
         """Whether the words of every change made before `since` are in."""
-        with self._cond:
+        with self._lock:
             return self._fresh_from is not None and self._fresh_from >= since
-
-    def wait(self, since: float, timeout: float) -> bool:
-        """Wait at most `timeout` seconds for `fresh(since)`; whether it is."""
-        with self._cond:
-            return self._cond.wait_for(
-                lambda: self._fresh_from is not None and self._fresh_from >= since, timeout
-            )
 
 
 class Indexer:

@@ -24,7 +24,6 @@ import sqlite_vec
 
 from memo_core.errors import IndexBusyError, IndexLocationError, IndexStoreError, MemoError
 from memo_core.files.fsafe import (
-    HEADROOM,
     Folder,
     no_room,
     out_of_files,
@@ -248,7 +247,7 @@ def _open_sqlite(
     try:
         db = connect(path, access, options, root)
     except apsw.Error as e:
-        if out_of_files(headroom=HEADROOM):
+        if out_of_files():
             raise too_many_files(str(path)) from e
         if _full(path, e):
             raise no_room(str(path)) from e
@@ -274,7 +273,7 @@ def _closed_on_error(db: apsw.Connection, path: Path, *, writing: bool) -> Itera
         yield
     except BaseException as e:
         # SQLite's own errno first: a probe later can miss descriptors freed meanwhile.
-        limit = isinstance(e, apsw.Error) and (_out_of_files(db) or out_of_files(headroom=HEADROOM))
+        limit = isinstance(e, apsw.Error) and (_out_of_files(db) or out_of_files())
         db.close()
         if limit:  # a limit, not a place that cannot hold the index: no reason to move it
             raise too_many_files(str(path)) from e

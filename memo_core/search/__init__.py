@@ -1,6 +1,6 @@
 """Search: ranking the passages of one or more collections for a query.
 
-The stages, in the order a search runs them (`Engine.search` drives them), and what each
+The stages, in the order a search runs them (`searching.search` drives them), and what each
 reads. Every setting is a field of `Tuning`; the few fixed numbers are named constants that
 say why.
 
@@ -9,7 +9,8 @@ the search's scope where it has one (`scoping.ScopedChunks`):
 
 1. Word candidates (`wordscore.word_candidates`): the n best passages by FTS5's BM25 among
    those holding any query word, heading and body weighted (`heading_weight`,
-   `body_weight`); n is `fusion_candidates` (at least k), or k in vec mode.
+   `body_weight`); n is `Query.wanted`: `fusion_candidates`, or the hits up to this
+   page's and one more (`Query.deep`) where that is more, and only those in vec mode.
 2. Naming factor: a candidate whose heading column (heading path, note path) holds every
    query word is multiplied by 1 + `heading_match_boost` + `title_exact_boost` × how
    exactly a title of it is the query (`wordscore.naming_factor`).
@@ -18,8 +19,9 @@ the search's scope where it has one (`scoping.ScopedChunks`):
    The word score is BM25 × naming + proximity (`wordscore.WordScore.score`), the one rule.
 4. Word statistics: the chunk count and each query word's document count, where the next
    stages need them (several collections, or an adaptive hybrid search).
-5. Vector candidates: the n nearest chunks by cosine (`vectors.VectorCache`), where the
-   index's vectors are the query's model's.
+5. Vector candidates: the n nearest chunks by cosine (`index.vectors.VectorCache`), where
+   the index's vectors are the query's model's; none at or below the n-th best of the
+   collections read before (`ranking.VectorBar`), which could not make the pool.
 
 Across the collections, once (`ranking.ranked`):
 
@@ -38,6 +40,6 @@ Across the collections, once (`ranking.ranked`):
    over the pooled candidates and scores (1 − weight) × words + weight × vectors, a side
    that did not find a passage counting 0; lex or vec mode ranks that side's scores. The k
    best are kept, ties broken by (collection, chunk).
-10. Hits: the k passages' rows (`Collection.hits`), each with its `Explain` where asked:
+10. Hits: the k passages' rows (`searching._read_hits`), each with its `Explain` where asked:
     the figures of stages 1-3 and 6-9 as this ranking computed them (`ranking.Placed`).
 """

@@ -161,7 +161,8 @@ def ranked(
         lex = heapq.nlargest(pool, lex, key=_best_first)
         vec = heapq.nlargest(pool, vec, key=_best_first)
     # The vector side's say in hybrid: `tuning.dense_weight` for a query whose words match
-    # the notes well, up to 1 for one whose words match nothing (`tuning.adaptive_fusion`).
+    # the notes well, up to `tuning.dense_top` for one whose words match nothing
+    # (`tuning.adaptive_fusion`).
     strength: float | None = None
     weight: float | None = None
     if mode == "hybrid":
