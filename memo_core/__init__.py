@@ -46,7 +46,7 @@ from memo_core.messages import TEXTS as ENGINE_TEXTS
 from memo_core.messages import Message, error_text, os_reason
 from memo_core.results import ChangeReport, CollectionStatus, Explain, Hit, SearchResults
 from memo_core.shutdown import leave
-from memo_core.text.escapes import for_terminal, shown, unshown
+from memo_core.text.escapes import for_terminal, shown
 from memo_core.values import (
     CUT,
     DEFAULT_K,

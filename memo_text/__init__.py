@@ -11,7 +11,6 @@ from __future__ import annotations
 from memo_text.formatting import (
     WordedParser,
     changes_data,
-    explain_text,
     file_note_text,
     fitted,
     format_changes,
@@ -23,11 +22,9 @@ from memo_text.formatting import (
     format_update,
     iso_time,
     listen_failed_text,
-    none_text,
     note_text,
     notice_text,
     search_data,
-    usage_error_text,
 )
 from memo_text.lang import TEXTS, Lang, user_language
 
@@ -36,7 +33,6 @@ __all__ = [
     "Lang",
     "WordedParser",
     "changes_data",
-    "explain_text",
     "file_note_text",
     "fitted",
     "format_changes",
@@ -48,10 +44,8 @@ __all__ = [
     "format_update",
     "iso_time",
     "listen_failed_text",
-    "none_text",
     "note_text",
     "notice_text",
     "search_data",
-    "usage_error_text",
     "user_language",
 ]
