@@ -22,10 +22,8 @@ from memo_cli.watch import DEBOUNCE_MS, MAX_DEBOUNCE_MS, watch
 from memo_core import (
     AROUND_LINES,
     DEFAULT_K,
-    DEFAULT_MAX_CHARS,
     DEFAULT_MODE,
     DEFAULT_SOURCE,
-    MAX_CHARS_RANGE,
     MAX_K,
     MAX_OFFSET,
     MODELS,
@@ -37,7 +35,6 @@ from memo_core import (
     ModelSource,
     Scope,
     __version__,
-    char_budget,
     chosen_source,
     for_terminal,
     install_command,
@@ -52,9 +49,12 @@ from memo_core import (
     shown,
 )
 from memo_text import (
+    DEFAULT_MAX_CHARS,
+    MAX_CHARS_RANGE,
     Lang,
     WordedParser,
     changes_data,
+    char_budget,
     file_note_text,
     fitted,
     format_changes,

@@ -50,10 +50,8 @@ from memo_core.text.escapes import for_terminal, shown
 from memo_core.values import (
     CUT,
     DEFAULT_K,
-    DEFAULT_MAX_CHARS,
     DEFAULT_MODE,
     DEFAULT_REFRESH_BUDGET_S,
-    MAX_CHARS_RANGE,
     MAX_K,
     MAX_OFFSET,
     MODES,
@@ -62,7 +60,6 @@ from memo_core.values import (
     ModeName,
     Notice,
     NoticeKind,
-    char_budget,
     refresh_budget,
     whole_number,
 )

@@ -20,11 +20,6 @@ MODES: tuple[ModeName, ...] = get_args(ModeName)
 DEFAULT_MODE: ModeName = "hybrid"
 DEFAULT_K = 8
 MAX_K = 100
-# A search answer's text fits this many characters unless asked otherwise (`max_chars`):
-# fewer hits, and a line saying where the next page starts, rather than a cut mid-line.
-# 6,000: 8 hits of at most EXCERPT_CHARS (600) each, with their `path:line  heading` lines.
-DEFAULT_MAX_CHARS = 6000
-MAX_CHARS_RANGE = (500, 200_000)  # the budgets a caller may ask for
 MAX_OFFSET = 1000  # how deep paging goes (every page ranks the hits before it again)
 MAX_QUERY_CHARS = 4000  # a longer query is cut
 CUT = "…"  # where a line shown was cut (a hit's one overlong line, a budget's last hit)
@@ -113,13 +108,6 @@ SERVER_REFRESH_BUDGET_S = 10.0
 def refresh_budget(default: float = DEFAULT_REFRESH_BUDGET_S) -> float:
     """The configured refresh budget: MEMO_REFRESH_BUDGET, else `default`."""
     return settings.refresh_budget(default)
-
-
-def char_budget(max_chars: object) -> int:
-    """An answer's budget of characters (None: the default), once known to be good."""
-    if max_chars is None:
-        return DEFAULT_MAX_CHARS
-    return whole_number("max_chars", max_chars, *MAX_CHARS_RANGE)
 
 
 def whole_number(name: str, value: object, low: int, high: int) -> int:

@@ -39,9 +39,7 @@ from pydantic import BaseModel, Field, ValidationError
 from memo_core import (
     AROUND_LINES,
     DEFAULT_K,
-    DEFAULT_MAX_CHARS,
     DEFAULT_MODE,
-    MAX_CHARS_RANGE,
     MAX_K,
     MAX_OFFSET,
     MODES,
@@ -51,7 +49,6 @@ from memo_core import (
     PathNotFoundError,
     __version__,
     allowed_roots,
-    char_budget,
     for_terminal,
     leave,
     raise_descriptor_limit,
@@ -65,6 +62,8 @@ from memo_mcp.prompts import register_prompts
 from memo_mcp.resources import register_resources
 from memo_mcp.stdio_guard import serve_stdio
 from memo_text import (
+    DEFAULT_MAX_CHARS,
+    MAX_CHARS_RANGE,
     Lang,
     WordedParser,
     changes_data,
@@ -409,7 +408,6 @@ def build_server(
             from memo_core import Scope  # with the engine, on first use (not at start)
 
             scope = Scope.parse(under=under, tags=tags, after=after, before=before)
-            char_budget(max_chars)  # a bad budget is said before any search
             found = engines.get().search(
                 p, query, k, mode, progress=progress, offset=offset, scope=scope
             )

@@ -9,8 +9,11 @@ is fitted into a reader's budget as that reader reads it (`fitted`).
 from __future__ import annotations
 
 from memo_text.formatting import (
+    DEFAULT_MAX_CHARS,
+    MAX_CHARS_RANGE,
     WordedParser,
     changes_data,
+    char_budget,
     file_note_text,
     fitted,
     format_changes,
@@ -29,10 +32,13 @@ from memo_text.formatting import (
 from memo_text.lang import TEXTS, Lang, user_language
 
 __all__ = [
+    "DEFAULT_MAX_CHARS",
+    "MAX_CHARS_RANGE",
     "TEXTS",
     "Lang",
     "WordedParser",
     "changes_data",
+    "char_budget",
     "file_note_text",
     "fitted",
     "format_changes",

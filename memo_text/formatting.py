@@ -29,9 +29,9 @@ from memo_core import (
     Notice,
     NoticeKind,
     SearchResults,
-    char_budget,
     for_terminal,
     shown,
+    whole_number,
 )
 from memo_text.lang import Lang
 
@@ -160,6 +160,20 @@ def _more_line(results: SearchResults, shown_hits: int, lang: Lang = Lang.RU) ->
     else:
         which = lang.text("hits.shown_one", first=first)
     return f"({lang.text('hits.more', shown=which, offset=after)})\n"
+
+
+# A search answer's text fits this many characters unless asked otherwise (`max_chars`):
+# fewer hits, and a line saying where the next page starts, rather than a cut mid-line.
+# 6,000: 8 hits of at most EXCERPT_CHARS (600) each, with their `path:line  heading` lines.
+DEFAULT_MAX_CHARS = 6000
+MAX_CHARS_RANGE = (500, 200_000)  # the budgets a caller may ask for
+
+
+def char_budget(max_chars: object) -> int:
+    """An answer's budget of characters (None: the default), once known to be good."""
+    if max_chars is None:
+        return DEFAULT_MAX_CHARS
+    return whole_number("max_chars", max_chars, *MAX_CHARS_RANGE)
 
 
 def fitted(

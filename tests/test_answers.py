@@ -15,7 +15,6 @@ from mcp import Client
 
 from memo_cli.main import main
 from memo_core import (
-    DEFAULT_MAX_CHARS,
     Embedder,
     Engine,
     InvalidArgumentError,
@@ -24,7 +23,7 @@ from memo_core import (
 )
 from memo_core.text.excerpt import EXCERPT_CHARS, EXCERPT_LINES, excerpt
 from memo_mcp.server import build_server
-from memo_text import Lang, fitted, format_hits
+from memo_text import DEFAULT_MAX_CHARS, Lang, fitted, format_hits
 
 HIT = re.compile(r"^(/.+?):(\d+)  (.*)$")  # `<path>:<line>  <heading>`
 FILLER = [f"Строка {i}: про погоду и прочее." for i in range(40)]

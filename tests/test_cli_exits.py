@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from conftest import default_sigint
 
-from memo_core import MAX_CHARS_RANGE, MAX_K, MAX_OFFSET
+from memo_core import MAX_K, MAX_OFFSET
+from memo_text import MAX_CHARS_RANGE
 
 MEMO = [sys.executable, "-m", "memo_cli.main"]
 # The tests read English texts (the product's default language may be another).

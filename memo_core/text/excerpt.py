@@ -18,7 +18,7 @@ from memo_core.text import textnorm
 from memo_core.values import CUT
 
 # About a screenful of a note: 8 hits of this stay near 6,000 characters with their
-# `path:line  heading` lines (values.DEFAULT_MAX_CHARS).
+# `path:line  heading` lines (memo_text's DEFAULT_MAX_CHARS, an answer's budget).
 EXCERPT_LINES = 12
 EXCERPT_CHARS = 600
 _WORD = re.compile(r"\w+")
