@@ -63,7 +63,7 @@ SHUTDOWN_GRACE_S = 0.5
 
 class HttpConfigError(Exception):
     """The HTTP options cannot work (bad port, public bind without a token): don't start.
-    Its one argument is a Message: English as a string, worded in any language."""
+    Its one argument is a Message, worded in the reader's language (`Lang.word`)."""
 
 
 @dataclass(frozen=True)

@@ -182,4 +182,17 @@ TEXTS: dict[str, tuple[str, str]] = {
         "<!-- memo: здесь обрезано, первые {kept} из {size} байт; остальное в {where} -->",
         "<!-- memo: cut here, the first {kept} of {size} bytes; the rest is in {where} -->",
     ),
+    "notice.model_unavailable": (
+        "модель недоступна ({detail}); ответ только по словам",
+        "no model ({detail}); answered by words only",
+    ),
+    "reindex.done": ("переиндексировано файлов: {files}", "files reindexed: {files}"),
+    "refresh.done": (
+        "файлов: новых {added}, изменённых {changed}, удалённых {deleted}; фрагментов "
+        "записано {written}, получили векторы {vectored} (посчитано разных текстов: "
+        "{embedded}); {seconds:.1f} с",
+        "files: {added} new, {changed} changed, {deleted} deleted; {written} passages "
+        "written, {vectored} given vectors ({embedded} distinct texts embedded); "
+        "{seconds:.1f} s",
+    ),
 }

@@ -323,4 +323,21 @@ TEXTS: dict[str, tuple[str, str]] = {
         "ещё одно имя хоста, по которому клиенты могут обращаться к серверу (можно несколько)",
         "one more Host name clients may use to reach this server (repeatable)",
     ),
+    "http.port_range": (
+        "порт {port} вне диапазона: возможны 1..65535",
+        "port {port} is out of range: use 1..65535",
+    ),
+    "http.no_token": (
+        "не слушаю {host} без токена: этот адрес доступен другим машинам; задайте "
+        "{variable} (клиенты присылают его как `Authorization: Bearer <token>`) или "
+        "слушайте {default}",
+        "refusing to listen on {host}, which other machines can reach, without a token: "
+        "set {variable} (clients send it as `Authorization: Bearer <token>`), "
+        "or listen on {default}",
+    ),
+    "lang.unknown": (
+        "MEMO_LANG={value!r}: такого языка memo не знает (есть {known}); тексты на русском",
+        "MEMO_LANG={value!r}: memo does not speak that language (it speaks {known}); "
+        "texts are in Russian",
+    ),
 }

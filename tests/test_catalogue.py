@@ -199,7 +199,7 @@ def test_memo_lang_names_the_language(raw: str | None, lang: Lang, warned: bool)
     got, warning = user_language(raw)
     assert got is lang and (warning is not None) == warned
     if warning is not None:
-        assert repr(raw) in Lang.RU.word(warning) and "ru, en" in warning
+        assert repr(raw) in Lang.RU.word(warning) and "ru, en" in Lang.EN.word(warning)
 
 
 # -- what a reader sees: one language, whichever is asked for ---------------------------------

@@ -338,36 +338,5 @@ TEXTS: dict[str, tuple[str, str]] = {
         "{variable} must be printable ASCII without spaces (it travels in an HTTP header)",
     ),
     "list.and_more": ("{named} и ещё {more}", "{named} and {more} more"),
-    # Notices: what a reader should know about an answer (`where: ` before most of them).
-    "notice.model_unavailable": (
-        "модель недоступна ({detail}); ответ только по словам",
-        "no model ({detail}); answered by words only",
-    ),
     "status.kept_in": ("индекс хранится в {path} ({why})", "index kept in {path} ({why})"),
-    "reindex.done": ("переиндексировано файлов: {files}", "files reindexed: {files}"),
-    "refresh.done": (
-        "файлов: новых {added}, изменённых {changed}, удалённых {deleted}; фрагментов "
-        "записано {written}, получили векторы {vectored} (посчитано разных текстов: "
-        "{embedded}); {seconds:.1f} с",
-        "files: {added} new, {changed} changed, {deleted} deleted; {written} passages "
-        "written, {vectored} given vectors ({embedded} distinct texts embedded); "
-        "{seconds:.1f} s",
-    ),
-    "http.port_range": (
-        "порт {port} вне диапазона: возможны 1..65535",
-        "port {port} is out of range: use 1..65535",
-    ),
-    "http.no_token": (
-        "не слушаю {host} без токена: этот адрес доступен другим машинам; задайте "
-        "{variable} (клиенты присылают его как `Authorization: Bearer <token>`) или "
-        "слушайте {default}",
-        "refusing to listen on {host}, which other machines can reach, without a token: "
-        "set {variable} (clients send it as `Authorization: Bearer <token>`), "
-        "or listen on {default}",
-    ),
-    "lang.unknown": (
-        "MEMO_LANG={value!r}: такого языка memo не знает (есть {known}); тексты на русском",
-        "MEMO_LANG={value!r}: memo does not speak that language (it speaks {known}); "
-        "texts are in Russian",
-    ),
 }
