@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextvars
 import os
-import re
 import threading
 import time
 from collections import OrderedDict, deque
@@ -35,7 +34,7 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 
-from memo_core import confine
+from memo_core import MOUNTINFO, Mount, confine, holding, read_mountinfo
 
 # Threads for engine calls: in all, per file system and per folder (a reindex, a search and
 # a status of one folder at once). One file system takes at most half of them, so when it
@@ -45,13 +44,10 @@ WORKERS = 8
 DEVICE_WORKERS = 4
 FOLDER_WORKERS = 3
 
-# The mount table. It lives in procfs, so reading it never touches the mounts themselves (a
-# dead one included) and takes no time worth a thread; it is read again at most every
-# MOUNTS_TTL_S, so a mount made since counts, for that long, with the one it was made on.
-MOUNTINFO = Path("/proc/self/mountinfo")
+# The mount table (`memo_core.read_mountinfo`) takes no time worth a thread to read; it is
+# read again at most every MOUNTS_TTL_S, so a mount made since counts, for that long, with
+# the one it was made on.
 MOUNTS_TTL_S = 5.0
-# How mountinfo writes a space, tab, newline or backslash in a path: `\040` for a space.
-_ESCAPED = re.compile(rb"\\([0-3][0-7]{2})")
 
 T = TypeVar("T")
 
@@ -194,7 +190,7 @@ class Mounts:
     def __init__(self, source: Path = MOUNTINFO, ttl_s: float = MOUNTS_TTL_S) -> None:
         self.source = source
         self.ttl_s = ttl_s
-        self._table: dict[bytes, str] = {}
+        self._table: dict[bytes, Mount] = {}
         self._read_at: float | None = None
 
     def device(self, path: Path) -> Hashable:
@@ -202,16 +198,10 @@ class Mounts:
         the BSDs have no /proc: there each folder counts as a file system of its own, so
         only the per-folder bound holds (their getfsstat with MNT_NOWAIT would tell without
         asking the mounts, but only through ctypes, which nothing here could test)."""
-        table = self._current()
-        name = os.fsencode(path)
-        while name not in table:
-            parent = os.path.dirname(name)
-            if parent == name:
-                return path
-            name = parent
-        return table[name]
+        mount = holding(self._current(), path)
+        return path if mount is None else mount.device
 
-    def _current(self) -> dict[bytes, str]:
+    def _current(self) -> dict[bytes, Mount]:
         now = time.monotonic()
         if self._read_at is None or now - self._read_at >= self.ttl_s:
             self._read_at = now
@@ -220,28 +210,6 @@ class Mounts:
             except OSError:
                 pass  # none (no /proc), or none for now (out of descriptors): keep the last
         return self._table
-
-
-def read_mountinfo(source: Path) -> dict[bytes, str]:
-    """Each mount point of a mountinfo table (bytes: a path need not be UTF-8) → the device
-    of its file system, `major:minor` (bind mounts of one file system share it). Of mounts
-    on one point, the one on top: the one no other there is mounted on."""
-    with open(source, "rb") as f:
-        # mount id, parent's id, major:minor, root, mount point, options, ...
-        entries = [fields for fields in (line.split() for line in f) if len(fields) >= 5]
-    # (point, id of a mount something else is mounted on there); a root that names itself as
-    # its parent covers nothing.
-    covered = {(fields[4], fields[1]) for fields in entries if fields[1] != fields[0]}
-    return {
-        unescape(fields[4]): fields[2].decode("ascii", "replace")
-        for fields in entries
-        if (fields[4], fields[0]) not in covered
-    }
-
-
-def unescape(field: bytes) -> bytes:
-    """A mountinfo field as named (`\\040` back to a space)."""
-    return _ESCAPED.sub(lambda m: bytes([int(m[1], 8)]), field)
 
 
 # The most keys a `Recent` computes at once (each waits in its place, holding no thread,

@@ -110,9 +110,10 @@ def hanging(call):
 for name in ("stat", "lstat", "open", "scandir", "listdir"):
     setattr(os, name, hanging(getattr(os, name)))
 
+from memo_core import Mount
 from memo_mcp import places
 mounted = places.read_mountinfo
-places.read_mountinfo = lambda source: mounted(source) | {stuck: "dead:0"}
+places.read_mountinfo = lambda source: mounted(source) | {stuck: Mount("dead:0", "fuse.sshfs")}
 from memo_mcp.server import main
 main()
 """

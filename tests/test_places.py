@@ -14,6 +14,7 @@ import anyio
 import pytest
 from conftest import HANG_S
 
+from memo_core.files.mounts import read_mountinfo, unescape
 from memo_mcp import places as places_module
 from memo_mcp.places import (
     DEVICE_WORKERS,
@@ -22,8 +23,6 @@ from memo_mcp.places import (
     Job,
     Mounts,
     Places,
-    read_mountinfo,
-    unescape,
 )
 
 # As the kernel writes it: the root names itself as its parent, a space and a backslash are
@@ -51,12 +50,12 @@ def mountinfo(tmp_path: Path) -> Path:
 
 def test_the_table_names_each_mount_point_as_the_kernel_means_it(mountinfo: Path) -> None:
     table = read_mountinfo(mountinfo)
-    assert table[b"/"] == "8:1"
-    assert table[b"/mnt/my drive"] == "0:50"
-    assert table[b"/mnt/back\\slash"] == "0:51"
-    assert table[b"/mnt/bad\xffname"] == "0:54"
-    assert table[b"/mnt/data/over"] == "0:53"  # the one on top, not the last listed
-    assert table[b"/srv/notes"] == table[b"/mnt/data"] == "8:2"
+    assert table[b"/"] == ("8:1", "ext4")
+    assert table[b"/mnt/my drive"] == ("0:50", "fuse.sshfs")
+    assert table[b"/mnt/back\\slash"] == ("0:51", "nfs")
+    assert table[b"/mnt/bad\xffname"] == ("0:54", "tmpfs")
+    assert table[b"/mnt/data/over"] == ("0:53", "nfs")  # the one on top, not the last listed
+    assert table[b"/srv/notes"] == table[b"/mnt/data"] == ("8:2", "ext4")
     assert unescape(b"a\\040b\\011c\\012d\\134e") == b"a b\tc\nd\\e"
 
 

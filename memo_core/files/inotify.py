@@ -14,6 +14,7 @@ import time
 from functools import lru_cache
 from typing import Protocol
 
+from memo_core.files.mounts import Mount, holding, read_mountinfo
 from memo_core.files.walker import Changes
 
 
@@ -61,7 +62,7 @@ class Inotify:
         self._fd = -1
         self._lock = threading.Lock()  # the queue and the watches
         self._owners: dict[int, dict[Listener, str]] = {}  # wd -> feed -> its folder
-        self._mounts: list[tuple[str, str]] = []
+        self._mounts: dict[bytes, Mount] = {}
         self._mounts_read = float("-inf")
 
     def supported(self, root: str) -> bool:
@@ -74,8 +75,8 @@ class Inotify:
             now = time.monotonic()
             if now - self._mounts_read > MOUNTS_FRESH_S:
                 self._mounts, self._mounts_read = _mounts(), now
-            mounts = self._mounts
-        return _fs_type(root, mounts) in LOCAL_FS
+            mount = holding(self._mounts, root)
+        return mount is not None and mount.fs_type in LOCAL_FS
 
     def watch(self, feed: Listener, path: str, rel: str) -> bool:
         """Watch the folder at `path` (`rel` in `feed`); False when it is gone already."""
@@ -165,31 +166,14 @@ class Inotify:
                 feed.event(mask, os.fsdecode(raw), rel)
 
 
-# -- the system calls -----------------------------------------------------------------------
-
-
-def _mounts() -> list[tuple[str, str]]:
-    """(mount point, file system type) of every mount this process sees."""
-    found = []
+def _mounts() -> dict[bytes, Mount]:
     try:
-        with open("/proc/self/mounts", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                parts = line.split()
-                if len(parts) >= 3:
-                    found.append((parts[1].replace("\\040", " "), parts[2]))
-    except OSError:
-        return []
-    return found
+        return read_mountinfo()
+    except OSError:  # no /proc: no file system counts as local
+        return {}
 
 
-def _fs_type(path: str, mounts: list[tuple[str, str]]) -> str:
-    """The type of the file system holding `path` (the longest mount point above it)."""
-    best, kind = "", ""
-    for point, fs in mounts:
-        inside = path == point or path.startswith(point.rstrip("/") + "/")
-        if inside and len(point) >= len(best):
-            best, kind = point, fs
-    return kind
+# -- the system calls -----------------------------------------------------------------------
 
 
 @lru_cache(maxsize=1)
