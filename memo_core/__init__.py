@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from memo_core import settings
 from memo_core._version import __version__
 from memo_core.errors import (
+    DiskFullError,
     FolderChangedError,
     IndexBusyError,
     IndexLocationError,

@@ -22,11 +22,11 @@ import apsw
 import numpy as np
 
 from memo_core.errors import (
+    DiskFullError,
     FolderChangedError,
     IndexBusyError,
     IndexLocationError,
     IndexStoreError,
-    ResourceLimitError,
 )
 from memo_core.files.feed import Freshness, Inotify
 from memo_core.files.fsafe import (
@@ -231,9 +231,7 @@ class Collection:
             if self._reader is None:
                 try:
                     self._reader = Store.open_existing(self.db_path, root)
-                except ResourceLimitError as e:
-                    if getattr(e.message, "key", "") != "os.disk_full":
-                        raise
+                except DiskFullError:
                     # No room for the -shm a reader needs: what the index last saved is
                     # read without writing, for this call only (it would not see commits).
                     store = Store.open_without_writing(self.db_path, root)

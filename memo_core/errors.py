@@ -81,6 +81,10 @@ class ResourceLimitError(MemoError):
     """memo ran out of a system resource (open files): a limit to raise, not a damaged index."""
 
 
+class DiskFullError(ResourceLimitError):
+    """No room left on the disk (or in the quota): what the index saved is whole."""
+
+
 class UnsupportedPlatformError(MemoError):
     """This OS has no folder descriptors (openat, O_NOFOLLOW), which memo needs: use WSL."""
 

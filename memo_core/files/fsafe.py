@@ -31,6 +31,7 @@ if sys.platform != "win32":  # Windows has no rlimits: there the package imports
     import resource  # call says that memo needs WSL (UnsupportedPlatformError)
 
 from memo_core.errors import (
+    DiskFullError,
     FolderChangedError,
     MemoError,
     PathNotFoundError,
@@ -153,8 +154,8 @@ def disk_full(e: OSError) -> bool:
     return e.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
-def no_room(where: str) -> ResourceLimitError:
-    return ResourceLimitError("os.disk_full", path=where)
+def no_room(where: str) -> DiskFullError:
+    return DiskFullError("os.disk_full", path=where)
 
 
 # Below this much room for the user, a file system counts as full: SQLite fails there in
