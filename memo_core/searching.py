@@ -43,7 +43,8 @@ def search(
     floor = model.relevance_floor(qvec) if model is not None and qvec is not None else None
     # Each side's best `wanted` of all the collections together are ranked: a vector
     # candidate below those of the collections read before its own is not even handed over.
-    bar = ranking.VectorBar(query.wanted(tuning), floor)
+    wanted = query.wanted(tuning)
+    bar = ranking.VectorBar(wanted, floor)
     kept = set(collections[:open_budget])
     with ExitStack() as stack:  # the snapshots kept open until their hits are read
         found: list[Candidates[Collection]] = []
@@ -54,7 +55,7 @@ def search(
                     query,
                     qvec=qvec,
                     model_id=model.model_id if model is not None else None,
-                    wanted=query.wanted(tuning),
+                    wanted=wanted,
                     stats=stats,
                     below=_below(base, c) if query.scope else "",
                     vec_above=bar.score,

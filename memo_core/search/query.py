@@ -3,7 +3,8 @@ every stage (candidates, ranking, hits)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
+from functools import cached_property
 
 from memo_core.errors import InvalidArgumentError
 from memo_core.files.scope import Scope
@@ -30,7 +31,6 @@ class Query:
     offset: int = 0
     scope: Scope | None = None
     explain: bool = False
-    terms: list[str] = field(default_factory=list, compare=False)
 
     @classmethod
     def of(
@@ -49,7 +49,12 @@ class Query:
         whole_number("offset", offset, 0, MAX_OFFSET)
         if scope is not None and not isinstance(scope, Scope):
             raise InvalidArgumentError("search.scope_type", got=scope)
-        return cls(text, k, mode, offset, scope, explain, textnorm.query_terms(text))
+        return cls(text, k, mode, offset, scope, explain)
+
+    @cached_property
+    def terms(self) -> list[str]:
+        """The words of `text` as the index holds them (`textnorm.query_terms`)."""
+        return textnorm.query_terms(self.text)
 
     @property
     def deep(self) -> int:
