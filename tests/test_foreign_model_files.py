@@ -14,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 import tracemalloc
@@ -311,6 +312,35 @@ def test_keeping_a_fact_never_writes_through_what_is_planted_at_a_name(
     assert victim.read_text() == "mine"
     assert len(read_facts()["digests"]) == 1
     assert len(list(cache.iterdir())) == 2  # the facts, and what was planted, as it was
+
+
+def test_every_file_memo_writes_in_the_cache_is_one_it_made(
+    tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    """Whatever name memo picks for a file it writes in the cache folder, it creates that
+    file anew (O_EXCL): nothing planted at any name is followed or written through. The
+    opens are those the interpreter audits, in a process of their own."""
+    code = f"""
+    import json, os, sys
+    cache = os.environ["MEMO_CACHE_DIR"]
+    writes = []
+    def audit(event, args):
+        if event == "open" and str(args[0]).startswith(cache):
+            mode, flags = args[1], args[2]
+            if (mode and mode[0] in "wax+") or (flags & (os.O_WRONLY | os.O_RDWR)):
+                writes.append((str(args[0]), bool(flags & os.O_EXCL) or "x" in (mode or "")))
+    sys.addaudithook(audit)
+    from memo_core.model.onnx_embedder import load_model_dir
+    load_model_dir({str(tiny_model_dir)!r})
+    print(json.dumps(writes))
+    """
+    env = {**os.environ, "MEMO_CACHE_DIR": str(tmp_path / "cache")}
+    run = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=env
+    )
+    assert run.returncode == 0, run.stderr
+    writes = json.loads(run.stdout)  # (path, created anew) of each open for writing
+    assert writes and all(anew for _, anew in writes), writes
 
 
 def unit(vec: np.ndarray) -> list[float]:
