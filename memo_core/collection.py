@@ -171,10 +171,13 @@ class Collection:
             self._vectors = None
 
     def _close_writer(self) -> None:
-        """Close the refresher's connection (under the refresh lock)."""
-        if self._writer is not None:
-            self._writer.close()
-            self._writer = None
+        """Close the refresher's connection (under the refresh lock), and under the read
+        lock: a reader of this process opening the index while the writer closed found it
+        empty (a search then answered nothing, saying nothing)."""
+        with self._read_lock:
+            if self._writer is not None:
+                self._writer.close()
+                self._writer = None
 
     def _let_go(self) -> None:
         """Release the refresh lock, closing first if a `close` was handed over meanwhile."""
