@@ -366,7 +366,8 @@ def edit_files(s, root: Path, count: int, seed: int) -> dict:
     """Append a paragraph to `count` notes, refresh, and count what was embedded."""
     from memo_core.files.walker import scan
     from memo_core.index.indexer import chunk_hash
-    from memo_core.text.chunking import chunk_markdown
+    from memo_core.text.chunking import parse_note
+    from memo_core.text.titles import embedded_heading, lead_of
 
     with C.reading(s.collections[0]) as store:
         known = {h for (h,) in store.db.execute("SELECT hash FROM chunks")}
@@ -379,8 +380,10 @@ def edit_files(s, root: Path, count: int, seed: int) -> dict:
         text = p.read_text(encoding="utf-8", errors="replace")
         text = text.rstrip("\n") + f"\n\nBenchmark edit {seed}-{i}: zq{seed}x{i} was added here.\n"
         p.write_text(text, encoding="utf-8")
-        chunks = chunk_markdown(text, s.engine.tuning.chunk_max_chars)
-        expect |= {chunk_hash(c) for c in chunks} - known
+        note = parse_note(text, s.engine.tuning.chunk_max_chars)
+        lead = lead_of(rel, note.front.names, note.titled)
+        expect |= {chunk_hash(embedded_heading(lead, c.heading), c.text) for c in note.chunks}
+        expect -= known
     t, st = C.timed(s.refresh)
     return {
         "files": count,

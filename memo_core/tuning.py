@@ -12,7 +12,7 @@ from typing import Any
 
 import Stemmer
 
-from memo_core.text import chunking, frontmatter, textnorm
+from memo_core.text import chunking, frontmatter, textnorm, titles
 
 MB = 1024 * 1024
 
@@ -83,6 +83,7 @@ class Tuning:
         under another identity is rebuilt (the model has its own record, `vec_model`)."""
         return {
             "chunker": chunking.CHUNKER_VERSION,
+            "embedded": titles.EMBEDDED_VERSION,
             "front_matter": frontmatter.PARSER_VERSION,
             "chunk_max_chars": self.chunk_max_chars,
             "embed_max_chars": self.embed_max_chars,

@@ -190,9 +190,12 @@ def real_model() -> Embedder:
 
 def as_schema_2(index: Path) -> None:
     """Make `index` what schema 2 left: no history of the content, no fingerprint sum (nor
-    schema 4's front matter and tags, nor schema 5's text lines)."""
+    schema 4's front matter and tags, nor schema 5's text lines, nor schema 6's leads and
+    sentences)."""
     db = apsw.Connection(str(index))
     with db:
+        db.execute("DROP TABLE sentences; DROP INDEX chunks_nosent")
+        db.execute("ALTER TABLE chunks DROP COLUMN has_sent; ALTER TABLE files DROP COLUMN lead")
         db.execute("DROP TABLE tags; ALTER TABLE files DROP COLUMN front")
         db.execute("ALTER TABLE chunks DROP COLUMN text_line")
         db.execute("DROP TABLE history; DROP TABLE file_log")

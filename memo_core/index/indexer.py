@@ -26,6 +26,7 @@ from memo_core.model.embedder import Embedder
 from memo_core.text import textnorm
 from memo_core.text.chunking import Chunk, Note, parse_note
 from memo_core.text.frontmatter import FrontMatter
+from memo_core.text.titles import embedded_heading, lead_of
 from memo_core.tuning import Tuning
 from memo_core.values import FileNote, Notice, NoticeKind
 
@@ -91,14 +92,22 @@ class _Prepared:
     chunks: list[Chunk]
     front: FrontMatter
     tags: tuple[str, ...]
+    titled: bool  # a level-1 heading of its own leads its passages
+
+    @property
+    def lead(self) -> str:
+        """The title its passages are embedded under (`text.titles`)."""
+        return lead_of(self.rel, self.front.names, self.titled)
 
 
 def _digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-def chunk_hash(c: Chunk) -> str:
-    return _digest(f"{c.heading}\x00{c.text}".encode())
+def chunk_hash(heading: str, text: str) -> str:
+    """The hash of what is embedded (`heading`: the `embedded_heading`): a passage whose
+    hash the index knows has its vector already."""
+    return _digest(f"{heading}\x00{text}".encode())
 
 
 def embed_input(heading: str, text: str, max_chars: int) -> str:
@@ -281,7 +290,11 @@ class Indexer:
             )
             if note:
                 stats.notes.append((rel, note, detail))
-            batch.append(_Prepared(rel, st, old, h, note, parsed.chunks, parsed.front, parsed.tags))
+            batch.append(
+                _Prepared(
+                    rel, st, old, h, note, parsed.chunks, parsed.front, parsed.tags, parsed.titled
+                )
+            )
             size += len(parsed.chunks)
             if size >= self.tuning.batch_chunks:
                 yield batch
@@ -298,9 +311,13 @@ class Indexer:
         """Words of a batch of files, in one transaction; a chunk whose text the index knows
         gets its vector at once (a renamed or copied note is never embedded again)."""
         store = self.store
-        vectors = store.vectors_for_hashes({chunk_hash(c) for p in batch for c in p.chunks})
+        hashes = [
+            [chunk_hash(embedded_heading(p.lead, c.heading), c.text) for c in p.chunks]
+            for p in batch
+        ]
+        vectors = store.vectors_for_hashes({h for hs in hashes for h in hs})
         with store.write():
-            for p in batch:
+            for p, p_hashes in zip(batch, hashes, strict=True):
                 fid = store.upsert_file(p.rel, *p.stat, p.hash, p.note)
                 # The note's names are found as its path is: in every chunk's heading words;
                 # so are its other fields' words (measured against its first chunk's body and
@@ -314,14 +331,13 @@ class Indexer:
                 # A chunk's words hold the note's names and fields too: when they changed,
                 # no chunk keeps its old words (vectors are still reused by hash).
                 same_front = store.file_front(fid) == front
-                store.set_front(fid, front, p.tags)
+                store.set_front(fid, front, p.tags, p.lead)
                 old_ids: dict[str, list[int]] = {}
                 # Read inside the transaction, not from the walk's snapshot: another process
                 # may have indexed this file since, and its chunks must not be doubled.
                 for cid, h in store.file_chunks(fid):
                     old_ids.setdefault(h, []).append(cid)
-                for seq, c in enumerate(p.chunks):
-                    h = chunk_hash(c)
+                for seq, (c, h) in enumerate(zip(p.chunks, p_hashes, strict=True)):
                     if same_front and old_ids.get(h):
                         store.move_chunk(old_ids[h].pop(0), seq, c.line, c.text_line)
                         continue
@@ -366,12 +382,16 @@ class Indexer:
                 if progress:
                     progress(prog)  # back to vectors
                 continue
-            known = self.store.vectors_for_hashes({h for *_, h in rows})
-            texts = {h: self._embed_input(hd, tx) for _, hd, tx, h in rows if h not in known}
+            known = self.store.vectors_for_hashes({h for _, _, _, h, _ in rows})
+            texts = {
+                h: self._embed_input(embedded_heading(lead, hd), tx)
+                for _, hd, tx, h, lead in rows
+                if h not in known
+            }
             vecs = self.embedder.embed(list(texts.values()))
             known.update(zip(texts, (v.tobytes() for v in vecs.astype(np.float32)), strict=True))
             with self.store.write():
-                for cid, _, _, h in rows:
+                for cid, _, _, h, _ in rows:
                     self.store.set_vector(cid, known[h])
                 self.store.mark_updated()
             stats.chunks_embedded += len(texts)

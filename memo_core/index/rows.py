@@ -9,6 +9,7 @@ import os
 from dataclasses import dataclass
 
 from memo_core.files.walker import Changes, FileStat
+from memo_core.text.titles import title_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,15 +39,12 @@ class ChunkRow:
 
 def note_title(path: str, front: str) -> str:
     """A note's title from its path and its stored front matter (`Store.set_front`'s JSON):
-    the first of its names (`title`, else an alias), else its file name without `.md`."""
+    `title_of` its names and path."""
     try:
         names = json.loads(front).get("names") if front else None
     except (ValueError, AttributeError):
         names = None
-    if isinstance(names, list) and names and isinstance(names[0], str) and names[0].strip():
-        return names[0].strip()
-    name = path.rsplit("/", 1)[-1]
-    return name[:-3] if name.lower().endswith(".md") and len(name) > 3 else name
+    return title_of(path, names if isinstance(names, list) else [])
 
 
 def stored(rel: str) -> str:

@@ -6,7 +6,8 @@ the history of the content, started by `history.start_history`, so that its fing
 follows the one rule there. Schema 4 (this memo): what a note's front matter says (its
 names, for the naming boost) and its tags (for scoped searches). Schema 5: the line where a
 chunk's text begins, below its heading, so a hit numbers the lines it shows without reading
-the note.
+the note. Schema 6: the title that leads a note's embedded headings, and its passages'
+sentence vectors (a pass of their own, after the passages' vectors).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import apsw
 
 from memo_core.index.history import start_history
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 APP_ID = "memo"  # stored in meta: how memo recognises its own index
 APPLICATION_ID = 0x6D656D6F  # 'memo', in the SQLite header too
 
@@ -148,5 +149,21 @@ def new_generation() -> str:
     return os.urandom(8).hex()
 
 
+def _v5_to_v6(db: apsw.Connection) -> None:
+    # `lead`: the title its passages are embedded under ('' where a level-1 heading of its
+    # own leads them; `text.titles`). `sentences`: each passage's sentence vectors, the
+    # sentence model's int8 codes then one float32 scale a sentence (`index.sentvectors`),
+    # `has_sent` set once a passage has them (none when it has no sentence of its own).
+    # Rows written before keep '' and 0 until the index is rebuilt (its identity changed).
+    db.execute(
+        """
+        ALTER TABLE files ADD COLUMN lead TEXT NOT NULL DEFAULT '';
+        ALTER TABLE chunks ADD COLUMN has_sent INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX chunks_nosent ON chunks(id) WHERE has_sent = 0;
+        CREATE TABLE sentences(chunk_id INTEGER PRIMARY KEY, vectors BLOB NOT NULL);
+        """
+    )
+
+
 # Numbered migrations: MIGRATIONS[i] takes a database from version i to i + 1.
-MIGRATIONS = [_schema_v1, _v1_to_v2, _v2_to_v3, _v3_to_v4, _v4_to_v5]
+MIGRATIONS = [_schema_v1, _v1_to_v2, _v2_to_v3, _v3_to_v4, _v4_to_v5, _v5_to_v6]

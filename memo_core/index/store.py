@@ -369,9 +369,13 @@ class Store:
                 found[h] = row[0]
         return found
 
-    def chunks_without_vectors(self, limit: int) -> list[tuple[int, str, str, str]]:
-        """(id, heading, text, hash) of chunks that have no vector yet, oldest first."""
-        sql = "SELECT id, heading, text, hash FROM chunks WHERE has_vec = 0 ORDER BY id LIMIT ?"
+    def chunks_without_vectors(self, limit: int) -> list[tuple[int, str, str, str, str]]:
+        """(id, heading, text, hash, the title leading its note's embedded headings) of
+        chunks that have no vector yet, oldest first."""
+        sql = (
+            "SELECT c.id, c.heading, c.text, c.hash, f.lead FROM chunks c "
+            "JOIN files f ON f.id = c.file_id WHERE c.has_vec = 0 ORDER BY c.id LIMIT ?"
+        )
         return list(self.db.execute(sql, (limit,)))
 
     def count_without_vectors(self) -> int:
@@ -383,10 +387,13 @@ class Store:
         """What `set_front` last stored for the file ("" when nothing)."""
         return str(self._scalar("SELECT front FROM files WHERE id = ?", (file_id,)) or "")
 
-    def set_front(self, file_id: int, front: str, tags: Iterable[str]) -> None:
-        """The file's front matter as indexed (`front`: JSON with its "names") and its
-        tags (normalised, as `frontmatter.normalize_tag` makes them), replacing the old."""
-        self.db.execute("UPDATE files SET front = ? WHERE id = ?", (front, file_id))
+    def set_front(self, file_id: int, front: str, tags: Iterable[str], lead: str) -> None:
+        """The file's front matter as indexed (`front`: JSON with its "names"), its tags
+        (normalised, as `frontmatter.normalize_tag` makes them), replacing the old, and the
+        title leading its passages' embedded headings (`lead`, `text.titles`)."""
+        self.db.execute(
+            "UPDATE files SET front = ?, lead = ? WHERE id = ?", (front, lead, file_id)
+        )
         self.db.execute("DELETE FROM tags WHERE file_id = ?", (file_id,))
         self.db.executemany(
             "INSERT OR IGNORE INTO tags(file_id, tag) VALUES (?, ?)",

@@ -75,6 +75,7 @@ class Note:
     chunks: list[Chunk]
     front: FrontMatter  # empty when the note has none (or its block is text)
     tags: tuple[str, ...]  # the front matter's, then the body's inline ones (normalised)
+    titled: bool = False  # it has a title of its own: a level-1 heading
 
 
 def chunk_markdown(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> list[Chunk]:
@@ -93,7 +94,9 @@ def parse_note(text: str, max_chars: int = DEFAULT_MAX_CHARS) -> Note:
     headings, fences = _scan(lines, start)
     front = front or FrontMatter()
     tags = tuple(dict.fromkeys(front.tags + frontmatter.inline_tags(_prose(lines, start, fences))))
-    return Note(_chunks(lines, start, headings, fences, max_chars, len(text)), front, tags)
+    titled = any(level == 1 for _, _, level, _ in headings)
+    chunks = _chunks(lines, start, headings, fences, max_chars, len(text))
+    return Note(chunks, front, tags, titled)
 
 
 def _prose(lines: list[str], start: int, fences: dict[int, int]) -> Iterator[str]:
