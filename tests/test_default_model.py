@@ -1,6 +1,6 @@
-"""End to end on the real default model (e5-small, as `memo model install` installs it and
-.ci/run does) over examples/notes: questions across languages, and nonsense answered with
-`ничего не найдено`."""
+"""End to end on the real default (e5-small and use-m3 as one, as `memo model install`
+installs them and .ci/run does) over examples/notes: questions across languages, and nonsense
+answered with `ничего не найдено`."""
 
 from __future__ import annotations
 
@@ -12,23 +12,25 @@ from conftest import EXAMPLE_QUESTIONS, REPO
 
 from memo_core import Searcher
 from memo_core.model.embedder import Embedder
-from memo_core.model.sources import DEFAULT_SOURCE, E5_SMALL_SOURCE
+from memo_core.model.pair import PairedEmbedder
+from memo_core.model.sources import DEFAULT_SOURCE, E5_SMALL_SOURCE, E5_USE_SOURCE, USE_SOURCE
 
 pytestmark = pytest.mark.default_model
 
 
 @pytest.fixture(scope="module")
-def example_searcher(tmp_path_factory: pytest.TempPathFactory, real_model: Embedder):
+def example_searcher(tmp_path_factory: pytest.TempPathFactory, real_default: Embedder):
     notes = tmp_path_factory.mktemp("ex") / "notes"
     shutil.copytree(REPO / "examples" / "notes", notes)
-    with Searcher(notes, embedder=real_model) as s:
+    with Searcher(notes, embedder=real_default) as s:
         s.refresh()  # every vector made first (a search waits 3 s at most)
         yield s
 
 
-def test_the_default_is_e5_small(real_model: Embedder) -> None:
-    assert DEFAULT_SOURCE is E5_SMALL_SOURCE and real_model.dim == 384
-    assert real_model.model_id.startswith(E5_SMALL_SOURCE.model_id)
+def test_the_default_is_e5_small_and_use_m3(real_default: Embedder) -> None:
+    assert DEFAULT_SOURCE is E5_USE_SOURCE and real_default.dim == 384 + 512
+    first, second = real_default.model_id.split("+")
+    assert first.startswith(E5_SMALL_SOURCE.model_id) and second.startswith(USE_SOURCE.model_id)
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "vec"])
@@ -55,8 +57,6 @@ def test_real_model_vectors(real_model: Embedder) -> None:
 @pytest.mark.parametrize("query", ["zzqxv плюмбус", "xyzzy frobnicate"])
 def test_gibberish_finds_nothing(example_searcher, query: str, mode: str) -> None:
     model = example_searcher.engine.models.get()
-    assert (model.min_similarity, model.min_margin) == (
-        DEFAULT_SOURCE.min_similarity,
-        DEFAULT_SOURCE.min_margin,
-    )
+    assert isinstance(model, PairedEmbedder)
+    assert model.looks_like_nonsense(model.embed([query], query=True)[0])
     assert list(example_searcher.search(query, mode=mode)) == []

@@ -239,7 +239,10 @@ def test_unknown_model_names_are_clear_errors(
     monkeypatch.delenv("MEMO_MODEL_DIR")
     monkeypatch.setenv("MEMO_MODEL", "e5-large")
     assert cli_main(["model", "info"]) == 1
-    assert "не знает модели 'e5-large'; есть модели: use-m3, e5-small" in capsys.readouterr().err
+    assert (
+        "не знает модели 'e5-large'; есть модели: e5-small+use-m3, e5-small, use-m3"
+        in capsys.readouterr().err
+    )
     with pytest.raises(Exception, match="no model called 'e5-large'"):
         ModelSource(auto_install=False).get()
 

