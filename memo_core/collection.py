@@ -340,6 +340,7 @@ class Collection:
             updated_at=float(updated) if updated else None,
             model=s.get_meta("vec_model") if s else None,
             chunks_without_vectors=s.count_without_vectors() if s else 0,
+            chunks_without_sentences=(s.count_without_sentences() if s and s.sentence_dim() else 0),
             notes=notes,
             index_path=str(self.db_path),
             location_note=self.location_note,

@@ -68,7 +68,12 @@ FDS_PER_COLLECTION = 7
 FDS_RESERVED = 256
 MAX_REFRESHING = 4  # background refreshes at once in one engine
 # What a search's refresh without the model said that its refresh with the model says anew.
-_SUPERSEDED = (NoticeKind.MODEL_UNAVAILABLE, NoticeKind.INDEXING, NoticeKind.EMBEDDING)
+_SUPERSEDED = (
+    NoticeKind.MODEL_UNAVAILABLE,
+    NoticeKind.INDEXING,
+    NoticeKind.EMBEDDING,
+    NoticeKind.SENTENCES,
+)
 IDLE_S = 600.0  # a collection unused this long releases its connections, watches and vectors
 UserPath = str | os.PathLike[str]
 

@@ -91,14 +91,16 @@ def each_within(
     return out
 
 
+_ACTIVITY = (NoticeKind.INDEXING, NoticeKind.EMBEDDING, NoticeKind.SENTENCES)
+
+
 def _one_activity_line(notices: list[Notice]) -> list[Notice]:
     """Indexing still under way in several collections, said once: files while any is still
-    indexing words, else chunks waiting for vectors, summed."""
-    busy = [n for n in notices if n.kind in (NoticeKind.INDEXING, NoticeKind.EMBEDDING)]
+    indexing words, else chunks waiting for vectors, else for their sentences', summed."""
+    busy = [n for n in notices if n.kind in _ACTIVITY]
     if len(busy) < 2:
         return notices
-    indexing = any(n.kind is NoticeKind.INDEXING for n in busy)
-    kind = NoticeKind.INDEXING if indexing else NoticeKind.EMBEDDING
+    kind = next(k for k in _ACTIVITY if any(n.kind is k for n in busy))
     same = [n for n in busy if n.kind is kind]
     where = os.path.commonpath([n.collection or "" for n in same])
     line = Notice(kind, where, done=sum(n.done for n in same), total=sum(n.total for n in same))

@@ -30,6 +30,13 @@ class Explain:
     vec_norm: float | None
     strength: float | None
     dense_weight: float | None
+    # A question's first page is looked at again (search.second_look): its score is then
+    # `placed` (the ranking's score above, `ranked`, min-max normalised over the ranked
+    # passages) + `second_look`, which its best sentence's cosine (`sentence`) gave it.
+    ranked: float | None = None
+    placed: float | None = None
+    sentence: float | None = None
+    second_look: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +104,8 @@ class CollectionStatus:
     updated_at: float | None  # unix time of the last index change; None: never indexed
     model: str | None  # which model made the vectors
     chunks_without_vectors: int
+    # Passages whose sentences have no vectors yet (0 where the model takes no second look).
+    chunks_without_sentences: int
     notes: list[tuple[str, FileNote]]  # (path, why skipped or cut)
     index_path: str
     location_note: str | None  # set when the index could not live in the collection folder

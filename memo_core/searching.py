@@ -4,9 +4,11 @@ and the hits of the page asked for read back from their collections."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 from memo_core.collection import Collection
 from memo_core.errors import ResourceLimitError
@@ -16,9 +18,12 @@ from memo_core.results import Hit, SearchResults
 from memo_core.search import ranking
 from memo_core.search.query import Query
 from memo_core.search.ranking import Candidates, Placed
+from memo_core.search.second_look import second_look, wants_second_look
 from memo_core.text.excerpt import excerpt
 from memo_core.tuning import Tuning
 from memo_core.values import Notice, NoticeKind
+
+T = TypeVar("T")
 
 
 def search(
@@ -64,6 +69,15 @@ def search(
             bar.add(found[-1].vec)
             notices += found[-1].notices
         placed = _ranked(found, query, floor, model, tuning)
+        if (
+            model is not None
+            and qvec is not None
+            and model.second_look > 0
+            and query.mode != "lex"
+            and wants_second_look(query.text)
+        ):
+            read = partial(_read, found, kept, _sentence_vectors)
+            placed = second_look(placed, read, model.sentence_query(qvec), model.second_look)
         hits = _hits(found, placed[query.offset : query.offset + query.k], query.terms, kept)
     more = len(placed) > query.offset + query.k
     next_offset = query.offset + len(hits) if more else None
@@ -83,15 +97,16 @@ def _ranked(
     model: Embedder | None,
     tuning: Tuning,
 ) -> list[Placed]:
-    """Every collection's candidates ranked once: the `query.deep` best (`floor`: the
-    model's relevance floor for the query)."""
+    """Every collection's candidates ranked once, all of them (`floor`: the model's
+    relevance floor for the query): a first page is looked at again, and one note's
+    passages spread over pages, from the whole ranking."""
     # A model may bring its own weight policy (chosen for it on train sets).
     tuning = tuning.with_fusion(model.fusion) if model is not None else tuning
     return ranking.ranked(
         found,
         query.terms,
         query.mode,
-        query.deep,
+        query.wanted(tuning) * 2,
         tuning,
         floor,
         explain=query.explain,
@@ -105,23 +120,41 @@ def _hits(
     terms: list[str],
     kept: set[Collection],
 ) -> list[Hit]:
-    """The hits of ranked passages, in their order, read from each one's collection: from
-    the snapshot it was ranked from where it stayed open, else from a new one (a passage
-    gone meanwhile is left out)."""
-    got: list[dict[int, Hit]] = []
+    """The hits of ranked passages, in their order (a passage gone meanwhile is left out)."""
+    got = _read(found, kept, partial(_read_hits, terms=terms), placed)
+    return [got[i] for i in range(len(placed)) if i in got]
+
+
+def _read(
+    found: list[Candidates[Collection]],
+    kept: set[Collection],
+    read: Callable[[Collection, Store, list[Placed]], dict[int, T]],
+    placed: Sequence[Placed],
+) -> dict[int, T]:
+    """What `read` finds of ranked passages, by their place in `placed`, read from each
+    one's collection: from the snapshot it was ranked from where it stayed open, else
+    from a new one."""
+    got: dict[int, T] = {}
     for i, f in enumerate(found):
-        mine = [p for p in placed if p.at == i]
-        if not mine or f.collection in kept:
-            got.append(_read_hits(f.collection, f.store, mine, terms) if mine else {})
+        mine = [(n, p) for n, p in enumerate(placed) if p.at == i]
+        if not mine:
             continue
-        with f.collection.snapshot() as store:
-            got.append(_read_hits(f.collection, store, mine, terms) if store else {})
-        f.collection.close_connections()
-    return [got[p.at][p.chunk] for p in placed if p.chunk in got[p.at]]
+        if f.collection in kept:
+            by_chunk = read(f.collection, f.store, [p for _, p in mine])
+        else:
+            with f.collection.snapshot() as store:
+                by_chunk = read(f.collection, store, [p for _, p in mine]) if store else {}
+            f.collection.close_connections()
+        got |= {n: by_chunk[p.chunk] for n, p in mine if p.chunk in by_chunk}
+    return got
+
+
+def _sentence_vectors(_c: Collection, store: Store, ranked: list[Placed]) -> dict[int, bytes]:
+    return store.sentence_vectors([p.chunk for p in ranked])
 
 
 def _read_hits(
-    c: Collection, store: Store, ranked: list[Placed], terms: list[str]
+    c: Collection, store: Store, ranked: list[Placed], *, terms: list[str]
 ) -> dict[int, Hit]:
     """Hits for ranked passages of one collection, by chunk id (inside its snapshot): each
     shows the lines of its passage that best match the query's `terms` (`text.excerpt`),

@@ -62,6 +62,9 @@ class NoticeKind(str, Enum):
     UNREADABLE_FOLDER = "unreadable_folder"  # detail: the folder; its notes were kept as they were
     INDEXING = "indexing"  # still indexing (done / total files): answered from what is in
     EMBEDDING = "embedding"  # words are in, vectors still coming (done / total chunks)
+    # Passages' vectors are in, their sentences' still coming (done / total chunks): the
+    # second look at a first page sees those done so far.
+    SENTENCES = "sentences"
     # detail: why a refresh failed, said once; for several collections (out of descriptors,
     # a full disk), one notice: the first `folders` of `total`, relative to `collection`.
     REFRESH_FAILED = "refresh_failed"

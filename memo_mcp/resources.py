@@ -125,6 +125,7 @@ def collection_entry(engines: LazyEngine, root: Path, lang: Lang = Lang.RU) -> d
             "empty": s.empty,
             "pending": s.pending,
             "chunks_without_vectors": s.chunks_without_vectors,
+            "chunks_without_sentences": s.chunks_without_sentences,
             "model": s.model,
             "updated_at": _time(s.updated_at),
             "fingerprint": s.fingerprint,

@@ -78,6 +78,12 @@ TEXTS: dict[str, tuple[str, str]] = {
         "векторы: {done} из {total} фрагментов; поиск по смыслу пока по части заметок",
         "vectors: {done} of {total} chunks; search by meaning covers part of the notes so far",
     ),
+    "notice.sentences": (
+        "векторы предложений: {done} из {total} фрагментов; уточнение первой страницы пока "
+        "по части заметок",
+        "sentence vectors: {done} of {total} chunks; the first page is refined over part of "
+        "the notes so far",
+    ),
     "notice.rebuilt_settings": (
         "индекс перестроен заново: изменились параметры ({detail})",
         "the index was rebuilt from scratch: its settings changed ({detail})",
@@ -109,6 +115,12 @@ TEXTS: dict[str, tuple[str, str]] = {
         "why: score {score:.4g} = {lex_weight:.4g} × words {lex:.4g} + {weight:.4g} × "
         "meaning {vec:.4g}; {words}; {meaning}; meaning's weight {weight:.4g} {origin}",
     ),
+    "explain.second_look": (
+        "почему: итог {score:.4g} = место {ranked:.4g} + второй взгляд {gain:.4g} (лучшее "
+        "предложение: косинус {sentence}); до него ",
+        "why: score {score:.4g} = place {ranked:.4g} + second look {gain:.4g} (best sentence: "
+        "cosine {sentence}); before it ",
+    ),
     "explain.by_strength": ("по силе слов {strength:.4g}", "by the words' strength {strength:.4g}"),
     "explain.constant": ("постоянный", "constant"),
     # -- status, refresh, reindex, watch -------------------------------------------------
@@ -121,6 +133,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     "status.empty": ("пустых {n}", "empty {n}"),
     "status.skipped": ("пропущено файлов {n}", "files skipped {n}"),
     "status.no_vectors": ("без векторов {n}", "without vectors {n}"),
+    "status.no_sentences": ("без векторов предложений {n}", "without sentence vectors {n}"),
     "status.model": ("векторы модели {model}", "vectors by {model}"),
     "status.unreadable_folders": ("нечитаемых папок {n}", "unreadable folders {n}"),
     "status.ignored": ("игнорируется {n}", "ignored {n}"),
@@ -133,6 +146,11 @@ TEXTS: dict[str, tuple[str, str]] = {
     "status.embedding_count": (
         "идёт расчёт векторов: {done} из {total} фрагментов",
         "vectors being computed: {done} of {total} chunks",
+    ),
+    "status.sentences": ("идёт расчёт векторов предложений", "sentence vectors being computed"),
+    "status.sentences_count": (
+        "идёт расчёт векторов предложений: {done} из {total} фрагментов",
+        "sentence vectors being computed: {done} of {total} chunks",
     ),
     "status.refresh_failed": ("обновление не удалось ({reason})", "update failed ({reason})"),
     "status.tail": (

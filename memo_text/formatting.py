@@ -75,6 +75,8 @@ def notice_text(n: Notice, lang: Lang = Lang.RU) -> str:
         return where + lang.text("notice.not_searched", total=n.total, named=named, why=detail)
     if n.kind is NoticeKind.EMBEDDING:
         return where + lang.text("notice.embedding", done=n.done, total=n.total)
+    if n.kind is NoticeKind.SENTENCES:
+        return where + lang.text("notice.sentences", done=n.done, total=n.total)
     if n.kind is NoticeKind.REBUILT:
         if n.detail:
             return where + lang.text("notice.rebuilt_settings", detail=detail)
@@ -248,17 +250,25 @@ def explain_text(h: Hit, lang: Lang = Lang.RU) -> str:
         meaning = lang.text("explain.meaning", vec=e.vec)
     else:
         meaning = lang.text("explain.meaning_none")
+    score, looked = h.score, ""
+    if e.second_look is not None and e.ranked is not None and e.placed is not None:
+        sentence = "—" if e.sentence is None else f"{e.sentence:.4g}"
+        looked = lang.text(
+            "explain.second_look", score=h.score, ranked=e.placed, gain=e.second_look,
+            sentence=sentence,
+        )  # fmt: skip
+        score = e.ranked
     w, lex_n, vec_n = e.dense_weight, e.lex_norm, e.vec_norm
     if w is None or lex_n is None or vec_n is None:  # lex or vec mode: one side's own score
         side = words if "lex" in h.found_by else meaning
-        return lang.text("explain.one_side", score=h.score, side=side)
+        return looked + lang.text("explain.one_side", score=score, side=side)
     if e.strength is not None:
         origin = lang.text("explain.by_strength", strength=e.strength)
     else:
         origin = lang.text("explain.constant")
-    return lang.text(
+    return looked + lang.text(
         "explain.hybrid",
-        score=h.score,
+        score=score,
         lex_weight=1 - w,
         lex=lex_n,
         weight=w,
@@ -303,6 +313,14 @@ def format_status(statuses: Sequence[CollectionStatus], lang: Lang = Lang.RU) ->
     return "\n".join(_status_line(s, lang) for s in statuses)
 
 
+# What a status says of work under way: without a count, and with one.
+_STATUS_ACTIVITY = {
+    NoticeKind.INDEXING: ("status.indexing", "status.indexing_count"),
+    NoticeKind.EMBEDDING: ("status.embedding", "status.embedding_count"),
+    NoticeKind.SENTENCES: ("status.sentences", "status.sentences_count"),
+}
+
+
 def _status_line(s: CollectionStatus, lang: Lang) -> str:
     """The status line `<collection>: файлов <N>, чанков <M>, индекс <time>`, then what else
     there is to know, each part only where it says something."""
@@ -320,6 +338,7 @@ def _status_line(s: CollectionStatus, lang: Lang) -> str:
         ("status.empty", s.empty),
         ("status.skipped", s.skipped),
         ("status.no_vectors", s.chunks_without_vectors),
+        ("status.no_sentences", s.chunks_without_sentences),
         ("status.unreadable_folders", len(s.unreadable_folders)),
         ("status.ignored", s.ignored),
     ]
@@ -327,12 +346,11 @@ def _status_line(s: CollectionStatus, lang: Lang) -> str:
     if s.model and s.chunks:  # what made its vectors (an index records it)
         parts.append(lang.text("status.model", model=shown(s.model)))
     if (n := s.indexing) is not None:
-        words = n.kind is NoticeKind.INDEXING
+        plain, counted = _STATUS_ACTIVITY.get(n.kind, _STATUS_ACTIVITY[NoticeKind.EMBEDDING])
         if n.total:
-            key = "status.indexing_count" if words else "status.embedding_count"
-            parts.append(lang.text(key, done=n.done, total=n.total))
+            parts.append(lang.text(counted, done=n.done, total=n.total))
         else:
-            parts.append(lang.text("status.indexing" if words else "status.embedding"))
+            parts.append(lang.text(plain))
     if s.refresh_error is not None:
         parts.append(lang.text("status.refresh_failed", reason=shown(lang.word(s.refresh_error))))
     checked = iso_time(s.refreshed_at, lang)

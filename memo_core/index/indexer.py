@@ -19,6 +19,7 @@ import numpy as np
 
 from memo_core.files.fsafe import Folder, NotRegularFile
 from memo_core.files.walker import Changes, FileStat, rescan, scan
+from memo_core.index import vectors
 from memo_core.index.rows import FileState
 from memo_core.index.store import Store
 from memo_core.messages import os_reason
@@ -26,6 +27,7 @@ from memo_core.model.embedder import Embedder
 from memo_core.text import textnorm
 from memo_core.text.chunking import Chunk, Note, parse_note
 from memo_core.text.frontmatter import FrontMatter
+from memo_core.text.sentences import sentences
 from memo_core.text.titles import embedded_heading, lead_of
 from memo_core.tuning import Tuning
 from memo_core.values import FileNote, Notice, NoticeKind
@@ -35,7 +37,7 @@ from memo_core.values import FileNote, Notice, NoticeKind
 class Progress:
     """What a long refresh reports to its caller (CLI bar, MCP notifications)."""
 
-    phase: str  # "index" or "embed"
+    phase: str  # "index" (words), "embed" (passages' vectors) or "sentences" (theirs)
     files_done: int
     files_total: int
     chunks_done: int
@@ -59,6 +61,7 @@ class RefreshStats:
     chunks_written: int = 0
     chunks_vectored: int = 0  # passages given a vector: embedded, or sharing an embedded text
     chunks_embedded: int = 0  # distinct texts the model embedded
+    sentences_embedded: int = 0  # sentences the sentence model embedded
     seconds: float = 0.0
     notes: list[tuple[str, FileNote, str]] = field(default_factory=list)  # path, note, detail
     notices: list[Notice] = field(default_factory=list)
@@ -75,6 +78,7 @@ class RefreshStats:
         for name in ("added", "changed", "deleted", "touched", "chunks_written", "chunks_vectored"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.chunks_embedded += other.chunks_embedded
+        self.sentences_embedded += other.sentences_embedded
         self.seconds += other.seconds
         self.notes += other.notes
         self.notices += other.notices
@@ -192,14 +196,18 @@ class Indexer:
         gate: WordsGate | None = None,
     ) -> RefreshStats:
         """Words first (every new or changed file committed in batches, so searches see more
-        with each), then the vectors of chunks that have none. `stop` set: end after the
+        with each), then the vectors of chunks that have none, then (a model that takes a
+        second look) their sentences' vectors. `stop` set: end after the
         batch under way (the rest is done by the next refresh). `changes`: look only at
         these folders (what the OS reported changed); None: walk the whole collection.
         `gate`: between vector batches, a caller waiting for newer words gets them first."""
         t0 = time.monotonic()
         stats = RefreshStats()
         if self.embedder is not None:
-            self.store.use_model(self.embedder.model_id, self.embedder.dim)
+            reader = self.embedder.sentence_model
+            self.store.use_model(
+                self.embedder.model_id, self.embedder.dim, reader.dim if reader else 0
+            )
         if gate is not None:
             gate.begin()
         # The OS reported nothing: nothing to look at.
@@ -209,9 +217,11 @@ class Indexer:
             gate.finish()
         if self.embedder is not None:
             self._fill_vectors(stats, progress, t0, stop, gate)
+            if not stats.stopped and self.embedder.sentence_model is not None:
+                self._fill_sentences(stats, progress, t0, stop, gate)
             # Every vector is in: what the model holds for indexing alone may go (not after
             # a refresh that embedded nothing: another collection's may be under way).
-            if stats.chunks_embedded and not stats.stopped:
+            if (stats.chunks_embedded or stats.sentences_embedded) and not stats.stopped:
                 self.embedder.rest()
         stats.seconds = time.monotonic() - t0
         return stats
@@ -396,6 +406,57 @@ class Indexer:
                 self.store.mark_updated()
             stats.chunks_embedded += len(texts)
             stats.chunks_vectored += len(rows)
+            prog.chunks_done += len(rows)
+            if progress:
+                progress(prog)
+
+    def _fill_sentences(
+        self,
+        stats: RefreshStats,
+        progress: ProgressFn | None,
+        t0: float,
+        stop: threading.Event | None,
+        gate: WordsGate | None,
+    ) -> None:
+        """Embed the sentences of the chunks that have none yet, in batches (each passage's
+        text once): the second look's vectors, made once every passage has its own."""
+        assert self.embedder is not None
+        model = self.embedder.sentence_model
+        total = self.store.count_without_sentences()
+        if model is None or not total or not model.usable():
+            return
+        prog = Progress("sentences", 0, 0, 0, total, t0)
+        if progress:
+            progress(prog)
+        while rows := self.store.chunks_without_sentences(self.tuning.batch_chunks):
+            if stop is not None and stop.is_set():
+                stats.stopped = True
+                return
+            if gate is not None and gate.due():  # a caller waits for words: those first
+                gate.begin()
+                if not self._words(stats, progress, stop, gate.changes(), t0):
+                    return
+                gate.finish()
+                self._fill_vectors(stats, progress, t0, stop, gate)  # theirs come first too
+                if stats.stopped:
+                    return
+                prog.chunks_total = prog.chunks_done + self.store.count_without_sentences()
+                if progress:
+                    progress(prog)
+                continue
+            known = self.store.sentences_for_hashes({h for _, _, h in rows})
+            todo = {h: sentences(tx) for _, tx, h in rows if h not in known}
+            flat = [s for ss in todo.values() for s in ss]
+            vecs = model.embed(flat) if flat else np.empty((0, model.dim), np.float32)
+            at = 0
+            for h, ss in todo.items():  # a passage with no text has none: None
+                known[h] = vectors.pack(vecs[at : at + len(ss)]) if ss else None
+                at += len(ss)
+            with self.store.write():
+                for cid, _, h in rows:
+                    self.store.set_sentences(cid, known[h])
+                self.store.mark_updated()
+            stats.sentences_embedded += len(flat)
             prog.chunks_done += len(rows)
             if progress:
                 progress(prog)

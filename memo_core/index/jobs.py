@@ -94,11 +94,17 @@ class RefreshJob:
             fn(p)
 
     def wait(
-        self, deadline: float, progress: ProgressFn | None, words_since: float | None = None
+        self,
+        deadline: float,
+        progress: ProgressFn | None,
+        words_since: float | None = None,
+        *,
+        behind_since: float | None = None,
     ) -> bool:
         """Wait until the job is done (or, with `words_since`, has the words of every
-        change made before then) or `deadline` (monotonic) passes, passing its progress to
-        `progress` meanwhile; whether it got there."""
+        change made before then; or all an answer needs is in, `behind`) or `deadline`
+        (monotonic) passes, passing its progress to `progress` meanwhile; whether it got
+        there."""
         if progress is not None:
             with self._lock:
                 new = progress not in self._listeners
@@ -109,11 +115,9 @@ class RefreshJob:
                 progress(latest)  # what was reported before this caller came
         try:
             while (left := deadline - time.monotonic()) > 0:
-                if self.done.wait(min(left, POLL_S)):
+                if self.done.wait(min(left, POLL_S)) or self._got(words_since, behind_since):
                     return True
-                if words_since is not None and self.gate.fresh(words_since):
-                    return True
-            return self.done.is_set()
+            return self.done.is_set() or self._got(words_since, behind_since)
         finally:
             if progress is not None:
                 with self._lock:
@@ -127,13 +131,27 @@ class RefreshJob:
         assert self.stats is not None
         return self.stats
 
-    def activity(self) -> Notice:
-        """How far the job got, as a notice: files indexed, or chunks given vectors."""
+    def _got(self, words_since: float | None, behind_since: float | None) -> bool:
+        if words_since is not None and self.gate.fresh(words_since):
+            return True
+        return self.behind(behind_since)
+
+    def behind(self, since: float | None = None) -> bool:
+        """Whether all an answer needs is in while the job goes on: only its sentences'
+        vectors (the second look's, which sees those done so far) are still coming, and
+        (`since`) the words of every change made before then are in."""
         p = self.progress
-        if p is not None and p.phase == "embed":
-            return Notice(
-                NoticeKind.EMBEDDING, self.collection, done=p.chunks_done, total=p.chunks_total or 0
-            )
+        return (
+            p is not None and p.phase == "sentences" and (since is None or self.gate.fresh(since))
+        )
+
+    def activity(self) -> Notice:
+        """How far the job got, as a notice: files indexed, chunks given vectors, or chunks
+        whose sentences got theirs."""
+        p = self.progress
+        if p is not None and p.phase in ("embed", "sentences"):
+            kind = NoticeKind.EMBEDDING if p.phase == "embed" else NoticeKind.SENTENCES
+            return Notice(kind, self.collection, done=p.chunks_done, total=p.chunks_total or 0)
         done, total = (p.files_done, p.files_total) if p is not None else (0, 0)
         return Notice(NoticeKind.INDEXING, self.collection, done=done, total=total)
 
@@ -164,6 +182,8 @@ class SmallWork:
             return time.monotonic() < called + self.start_s
         if p.phase == "index":
             return p.files_total <= self.files
+        if p.phase == "sentences":
+            return False  # an answer needs none of them
         return (p.chunks_total or 0) <= self.chunks
 
 
@@ -203,7 +223,7 @@ def wait_within(
         since = called if job.started < called else None
         if since is not None:
             job.gate.ask(since)
-        if not job.wait(deadline, progress) and since is not None:
+        if not job.wait(deadline, progress, behind_since=since) and since is not None:
             job.wait(called + budget, progress, since)
         end = called + small.within_s
         while not job.done.is_set() and time.monotonic() < end and small.covers(job, called):

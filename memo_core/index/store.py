@@ -128,8 +128,11 @@ class Store:
         return raw is not None and json.loads(raw) == want
 
     def vectors_whole(self, model: str) -> bool:
-        """Whether every passage has a vector and `model` made them."""
-        return self.get_meta("vec_model") == model and self.count_without_vectors() == 0
+        """Whether every passage has a vector and `model` made them (and, where it embeds
+        sentences, every passage's sentences have theirs)."""
+        if self.get_meta("vec_model") != model or self.count_without_vectors():
+            return False
+        return not self.sentence_dim() or not self.count_without_sentences()
 
     @contextmanager
     def write(self) -> Iterator[None]:
@@ -193,11 +196,15 @@ class Store:
 
     # -- vectors' model -----------------------------------------------------------------
 
-    def use_model(self, model_id: str, dim: int) -> bool:
-        """Make the vector table belong to this model; True when old vectors were dropped."""
+    def use_model(self, model_id: str, dim: int, sentence_dim: int = 0) -> bool:
+        """Make the vector table belong to this model (its sentence vectors too, of
+        `sentence_dim` dimensions: 0, none); True when old vectors were dropped."""
         if self.get_meta("vec_model") == model_id and self.get_meta("vec_dim") == str(dim):
             return False
         with self.write():
+            self.db.execute("DELETE FROM sentences")
+            self.db.execute("UPDATE chunks SET has_sent = 0")
+            self.set_meta("sent_dim", str(int(sentence_dim)))
             self.db.execute("DROP TABLE IF EXISTS vec")
             self.db.execute(
                 f"CREATE VIRTUAL TABLE vec USING vec0(embedding float[{int(dim)}] "
@@ -320,6 +327,7 @@ class Store:
         for cid in ids:
             self.db.execute("DELETE FROM chunks WHERE id = ?", (cid,))
             self.db.execute("DELETE FROM fts WHERE rowid = ?", (cid,))
+            self.db.execute("DELETE FROM sentences WHERE chunk_id = ?", (cid,))
             if has_vec:
                 self.db.execute("DELETE FROM vec WHERE rowid = ?", (cid,))
 
@@ -380,6 +388,51 @@ class Store:
 
     def count_without_vectors(self) -> int:
         return int(self._scalar("SELECT count(*) FROM chunks WHERE has_vec = 0"))
+
+    # -- sentence vectors (the second look, `search.second_look`) ------------------------
+
+    def sentence_dim(self) -> int:
+        """The dimension of the sentence vectors (0: the model makes none)."""
+        return int(self.get_meta("sent_dim") or 0)
+
+    def chunks_without_sentences(self, limit: int) -> list[tuple[int, str, str]]:
+        """(id, text, hash) of chunks whose sentences have no vectors yet, oldest first."""
+        sql = "SELECT id, text, hash FROM chunks WHERE has_sent = 0 ORDER BY id LIMIT ?"
+        return list(self.db.execute(sql, (limit,)))
+
+    def count_without_sentences(self) -> int:
+        return int(self._scalar("SELECT count(*) FROM chunks WHERE has_sent = 0"))
+
+    def sentences_for_hashes(self, hashes: Iterable[str]) -> dict[str, bytes | None]:
+        """Sentence vectors (`vectors.pack`) of chunks with these hashes that have them
+        (None: such a chunk has no sentence), so no text is embedded twice."""
+        found: dict[str, bytes | None] = {}
+        for h in hashes:
+            row = self.db.execute(
+                "SELECT c.id, s.vectors FROM chunks c LEFT JOIN sentences s ON s.chunk_id = c.id "
+                "WHERE c.hash = ? AND c.has_sent = 1 LIMIT 1",
+                (h,),
+            ).fetchone()
+            if row:
+                found[h] = row[1]
+        return found
+
+    def set_sentences(self, chunk_id: int, packed: bytes | None) -> None:
+        """A chunk's sentence vectors (`vectors.pack`; None: it has no sentence)."""
+        if packed is not None:
+            self.db.execute(
+                "INSERT OR REPLACE INTO sentences(chunk_id, vectors) VALUES (?, ?)",
+                (chunk_id, packed),
+            )
+        self.db.execute("UPDATE chunks SET has_sent = 1 WHERE id = ?", (chunk_id,))
+
+    def sentence_vectors(self, chunk_ids: Sequence[int]) -> dict[int, bytes]:
+        """The packed sentence vectors of those of these chunks that have some."""
+        if not chunk_ids:
+            return {}
+        marks = ",".join("?" * len(chunk_ids))
+        sql = f"SELECT chunk_id, vectors FROM sentences WHERE chunk_id IN ({marks})"
+        return dict(self.db.execute(sql, tuple(chunk_ids)))
 
     # -- front matter and tags ----------------------------------------------------------
 

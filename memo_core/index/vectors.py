@@ -63,6 +63,23 @@ def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return scaled.astype(np.int8), scales
 
 
+def pack(vectors: np.ndarray) -> bytes:
+    """Vectors (rows) as a blob: their int8 codes, then a float32 scale a row (`quantize`)."""
+    codes, scales = quantize(np.asarray(vectors, np.float32))
+    return codes.tobytes() + scales.tobytes()
+
+
+def unpack(blob: bytes, dim: int) -> np.ndarray:
+    """The rows `pack` made of `dim`-dimensional vectors (float32, within half a step of
+    the codes); ValueError for a blob that cannot be such rows."""
+    if dim < 1 or not blob or len(blob) % (dim + 4):
+        raise ValueError(f"{len(blob)} bytes are not rows of {dim} int8 codes and a scale each")
+    n = len(blob) // (dim + 4)
+    codes = np.frombuffer(blob, np.int8, n * dim).reshape(n, dim)
+    scales = np.frombuffer(blob, np.float32, n, offset=n * dim)
+    return codes * scales[:, None]
+
+
 class VectorCache:
     def __init__(self) -> None:
         # The store (connection) whose data_version `_version` is; weak, so that a closed

@@ -38,8 +38,13 @@ Across the collections, once (`ranking.ranked`):
 9. Fusion (`fusion.rank`): each side's n best of all the collections together are pooled
    (what one collection holding them all would give); hybrid min-max normalises each side
    over the pooled candidates and scores (1 − weight) × words + weight × vectors, a side
-   that did not find a passage counting 0; lex or vec mode ranks that side's scores. The k
-   best are kept, ties broken by (collection, chunk).
-10. Hits: the k passages' rows (`searching._read_hits`), each with its `Explain` where asked:
-    the figures of stages 1-3 and 6-9 as this ranking computed them (`ranking.Placed`).
+   that did not find a passage counting 0; lex or vec mode ranks that side's scores. All
+   are kept, ties broken by (collection, chunk).
+10. Second look (`second_look.second_look`; a model with a `second_look` weight, a query
+    that reads as a question or a sentence, not lex mode): every score min-max normalised
+    over the ranked passages, and the `DEPTH` best rescored by their best sentence's cosine
+    (the sentence vectors, `Store.sentence_vectors`), min-max normalised among them, times
+    that weight.
+11. Hits: the k passages' rows (`searching._read_hits`), each with its `Explain` where asked:
+    the figures of stages 1-3 and 6-10 as this ranking computed them (`ranking.Placed`).
 """

@@ -63,9 +63,10 @@ class Query:
         return self.offset + self.k + 1
 
     def wanted(self, tuning: Tuning) -> int:
-        """Candidates to gather from each side: more words than ranked, so that a passage
-        that names the note can rise to the top."""
-        return self.deep if self.mode == "vec" else max(self.deep, tuning.fusion_candidates)
+        """Candidates to gather from each side: more than a page, so that a passage that
+        names the note can rise to the top, a first page can be looked at again, and a
+        note's passages spread over pages (search.second_look, search.page)."""
+        return max(self.deep, tuning.fusion_candidates)
 
     def in_mode(self, mode: ModeName) -> Query:
         """The same query searched in `mode` (hybrid on words alone, without a model)."""

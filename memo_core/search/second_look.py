@@ -1,0 +1,86 @@
+"""The second look at a first page: the best passages rescored by their best sentence.
+
+A passage's vector is its mean meaning; a question is often answered by one sentence of a
+passage that means, on the whole, something broader (a sibling paragraph of the same
+article then ranks first). So the `DEPTH` best passages of a question or a sentence-long
+query are looked at again: each one's best sentence (the largest cosine of the query to its
+sentences' vectors, `Store.sentence_vectors`), min-max normalised among them, times the
+model's `second_look`, is added to its score (the ranking's scores, min-max normalised over
+every ranked passage, so that the two add up the same in every mode). Titles and a few
+keywords are not looked at again: a title names a page, not a sentence of it, and on the
+train sets the second look lost there what it gained on questions (BENCHMARKS.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from memo_core.index.vectors import unpack
+from memo_core.results import Explain
+from memo_core.search.ranking import Placed
+
+DEPTH = 10  # how many of the best passages are looked at again (chosen on train sets)
+# A query of this many words or more, or one that asks (ends in "?"), is a question or a
+# sentence: it gets a second look.
+SENTENCE_WORDS = 6
+
+# Sentence vectors of placed passages, by their place in the ranked list (the reader opens
+# each collection's snapshot as it must).
+SentenceReader = Callable[[Sequence[Placed]], dict[int, bytes]]
+
+
+def wants_second_look(text: str) -> bool:
+    """Whether a query reads as a question or a sentence, not a title or keywords."""
+    return text.rstrip().endswith("?") or len(text.split()) >= SENTENCE_WORDS
+
+
+def best_sentences(packed: bytes | None, query: np.ndarray) -> float | None:
+    """The cosine of `query` (its vector in the sentence model's space) to the best of a
+    passage's sentences (`vectors.pack`ed; None: the passage has none, or the blob does
+    not hold vectors of the query's dimension)."""
+    if not packed:
+        return None
+    try:
+        rows = unpack(packed, len(query))
+    except ValueError:
+        return None
+    return float((rows @ query).max())
+
+
+def second_look(
+    placed: list[Placed], read: SentenceReader, query: np.ndarray, weight: float
+) -> list[Placed]:
+    """`placed` (best first) with every score min-max normalised over them and the best
+    DEPTH rescored by their best sentence (see the module's docstring), in the new order."""
+    if not placed or weight <= 0:
+        return placed
+    scores = [p.score for p in placed]
+    lo, hi = min(scores), max(scores)
+    span = hi - lo
+    normed = [replace(p, score=(p.score - lo) / span if span > 0 else 1.0) for p in placed]
+    head, rest = normed[:DEPTH], normed[DEPTH:]
+    packed = read(head)
+    best = [best_sentences(packed.get(i), query) for i in range(len(head))]
+    known = [b for b in best if b is not None]
+    if not known:
+        return normed
+    low, top = min(known), max(known)
+    gain = [
+        0.0 if b is None else weight * ((b - low) / (top - low) if top > low else 1.0) for b in best
+    ]
+    raw = scores[:DEPTH]
+    looked = [
+        replace(p, score=p.score + g, explain=_explained(p, r, b, g))
+        for p, r, b, g in zip(head, raw, best, gain, strict=True)
+    ]
+    looked.sort(key=lambda p: (-p.score, p.at, p.chunk))
+    return looked + rest
+
+
+def _explained(p: Placed, ranked: float, sentence: float | None, gain: float) -> Explain | None:
+    if p.explain is None:
+        return None
+    return replace(p.explain, ranked=ranked, placed=p.score, sentence=sentence, second_look=gain)

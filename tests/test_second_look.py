@@ -1,0 +1,137 @@
+"""memo_core/search/second_look.py and the sentence pass that feeds it: a question's best
+passages rescored by their best sentence, from sentence vectors made after the passages'."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import write_notes
+from tinymodels import make_tiny_model_dir
+
+from memo_core import Searcher
+from memo_core.index.vectors import pack
+from memo_core.model.embedder import Embedder
+from memo_core.model.onnx_embedder import load_model_dir
+from memo_core.model.pair import PairedEmbedder
+from memo_core.results import Explain
+from memo_core.search.ranking import Placed
+from memo_core.search.second_look import DEPTH, best_sentences, second_look, wants_second_look
+
+WORDS = "beets cabbage bowl sings restic borscht kvass".split()
+
+
+@pytest.mark.parametrize(
+    ("query", "wanted"),
+    [
+        ("how do I restore one folder from restic?", True),
+        ("restic restore?", True),  # it asks
+        ("I need to restore one folder from the backup", True),  # a sentence
+        ("restic restore folder", False),  # keywords
+        ("Recordset object (ADO)", False),  # a title
+    ],
+)
+def test_questions_and_sentences_get_a_second_look(query: str, wanted: bool) -> None:
+    assert wants_second_look(query) is wanted
+
+
+def test_best_sentence() -> None:
+    rows = np.array([[1.0, 0.0], [0.6, 0.8]], np.float32)
+    assert best_sentences(pack(rows), np.array([0.0, 1.0], np.float32)) == pytest.approx(
+        0.8, abs=0.01
+    )
+    assert best_sentences(None, np.array([0.0, 1.0], np.float32)) is None
+    assert best_sentences(b"\x00" * 7, np.array([0.0, 1.0], np.float32)) is None  # not rows
+
+
+def _placed(n: int) -> list[Placed]:
+    why = Explain(None, None, None, 1.0, None, 0.5, None, None, None, None)
+    return [Placed(0, i, 1.0 - i / n, ("vec",), why) for i in range(n)]
+
+
+def test_the_head_is_rescored_by_its_best_sentence_the_rest_keeps_its_order() -> None:
+    placed = _placed(30)
+    query = np.array([1.0, 0.0], np.float32)
+    # The fifth passage has the one sentence that answers; the others' say nothing.
+    blobs = {4: pack(np.array([[0.0, 1.0], [1.0, 0.0]], np.float32))}
+    blobs |= {i: pack(np.array([[0.0, 1.0]], np.float32)) for i in range(DEPTH) if i != 4}
+    looked = second_look(placed, lambda head: {i: blobs[i] for i in range(len(head))}, query, 0.6)
+    assert [p.chunk for p in looked][:2] == [4, 0]
+    assert [p.chunk for p in looked][DEPTH:] == list(range(DEPTH, 30))
+    assert all(a.score >= b.score for a, b in zip(looked, looked[1:], strict=False))
+    first = looked[0].explain
+    assert first is not None and first.second_look == pytest.approx(0.6)
+    assert first.sentence == pytest.approx(1.0, abs=0.01) and first.ranked == pytest.approx(
+        1 - 4 / 30
+    )
+
+
+def test_no_sentences_and_no_weight_change_nothing() -> None:
+    placed = _placed(12)
+    query = np.array([1.0, 0.0], np.float32)
+    assert [p.chunk for p in second_look(placed, lambda head: {}, query, 0.6)] == list(range(12))
+    assert second_look(placed, lambda head: {}, query, 0.0) == placed
+
+
+# A passage that means, on the whole, something else but holds the one sentence that
+# answers; and one that is closer on the whole and has no such sentence.
+NOTES = {
+    "answer.md": "# Kitchen\n\n"
+    "Beets cabbage beets cabbage beets cabbage beets cabbage here.\n\n"
+    "Bowl sings restic bowl sings restic bowl sings restic bowl sings.\n",
+    "broad.md": "# Garden\n\n"
+    "Beets bowl kvass beets bowl kvass beets bowl kvass beets bowl.\n\n"
+    "Cabbage sings borscht cabbage sings borscht cabbage sings here.\n",
+    # Others, further off, as a folder has them (scores are normalised over them all).
+    **{
+        f"other{i}.md": f"# Other {i}\n\n" + " ".join(WORDS[2 + (i + j) % 5] for j in range(12))
+        for i in range(10)
+    },
+}
+
+
+@pytest.fixture
+def pair(tmp_path_factory: pytest.TempPathFactory) -> Embedder:
+    base = tmp_path_factory.mktemp("look")
+    a = load_model_dir(make_tiny_model_dir(base / "a", dim=16, words=WORDS, seed=3))
+    b = load_model_dir(make_tiny_model_dir(base / "b", dim=8, words=WORDS, seed=4))
+    return PairedEmbedder(a, b, share=0.9, nonsense_gate=0.25, lenient=0.0, second_look=0.6)
+
+
+@pytest.mark.parametrize("mode", ["vec", "hybrid"])
+def test_a_question_answered_by_one_sentence_ranks_first(
+    tmp_path: Path, pair: PairedEmbedder, mode: str
+) -> None:
+    notes = write_notes(tmp_path / "notes", NOTES)
+    with Searcher(notes, embedder=pair) as s:
+        s.refresh()
+        [st] = s.status()
+        assert st.chunks_without_sentences == 0
+        question = "beets cabbage?"  # it asks: a second look
+        assert [h.relpath for h in s.search(question, k=2, mode=mode)] == [
+            "answer.md",
+            "broad.md",
+        ]
+        # The same words as keywords: no second look, the passage closer on the whole first.
+        assert s.search("beets cabbage", k=1, mode="vec")[0].relpath == "broad.md"
+        why = s.search(question, k=1, mode=mode, explain=True)[0].explain
+        assert why is not None and why.second_look is not None and why.sentence is not None
+
+
+def test_the_sentence_pass_embeds_each_text_once(tmp_path: Path, pair: PairedEmbedder) -> None:
+    notes = write_notes(tmp_path / "notes", NOTES)
+    with Searcher(notes, embedder=pair) as s:
+        first = s.refresh()
+        assert first.sentences_embedded >= 5
+        (notes / "copy.md").write_text(NOTES["answer.md"], encoding="utf-8")
+        again = s.refresh()  # the same texts: their sentences' vectors are reused
+        assert again.chunks_embedded == 0 and again.sentences_embedded == 0
+        assert s.status()[0].chunks_without_sentences == 0
+
+
+def test_a_single_model_takes_no_second_look(tmp_path: Path, tiny_embedder: Embedder) -> None:
+    notes = write_notes(tmp_path / "notes", NOTES)
+    with Searcher(notes, embedder=tiny_embedder) as s:
+        stats = s.refresh()
+        assert stats.sentences_embedded == 0 and s.status()[0].chunks_without_sentences == 0
