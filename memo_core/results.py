@@ -51,6 +51,9 @@ class Hit:
     score: float
     found_by: tuple[str, ...]  # "lex", "vec" or both
     explain: Explain | None = None  # why it ranks here, where the search was asked to say
+    # Other notes holding a copy of this passage (absolute paths): one hit stands for them
+    # (search.page).
+    also_in: tuple[str, ...] = ()
 
 
 class SearchResults(list[Hit]):

@@ -12,10 +12,11 @@ from typing import TypeVar
 
 from memo_core.collection import Collection
 from memo_core.errors import ResourceLimitError
+from memo_core.index.rows import ChunkRow
 from memo_core.index.store import Store
 from memo_core.model.embedder import Embedder
 from memo_core.results import Hit, SearchResults
-from memo_core.search import ranking
+from memo_core.search import page, ranking
 from memo_core.search.query import Query
 from memo_core.search.ranking import Candidates, Placed
 from memo_core.search.second_look import second_look, wants_second_look
@@ -24,6 +25,9 @@ from memo_core.tuning import Tuning
 from memo_core.values import Notice, NoticeKind
 
 T = TypeVar("T")
+# Passages read past the pages asked for, so that a page of distinct notes can be made
+# where the best passages repeat a note.
+WINDOW_SLACK = 16
 
 
 def search(
@@ -78,10 +82,32 @@ def search(
         ):
             read = partial(_read, found, kept, _sentence_vectors)
             placed = second_look(placed, read, model.sentence_query(qvec), model.second_look)
-        hits = _hits(found, placed[query.offset : query.offset + query.k], query.terms, kept)
-    more = len(placed) > query.offset + query.k
+        # The pages up to this one, made of the best passages: their rows read once.
+        window = placed[: 2 * (query.offset + query.k) + WINDOW_SLACK]
+        rows = _read(found, kept, _chunk_rows, window)
+        known = [(p, rows[i]) for i, p in enumerate(window) if i in rows]  # none gone since
+        shown = page.collapsed(
+            known,
+            text=lambda pr: f"{pr[1].shown_heading}\n{pr[1].text}",
+            path=lambda pr: str(found[pr[0].at].collection.absolute(pr[1].path)),
+            note=_note,
+            terms=query.terms,
+            aside=lambda pr: page.archived(pr[1].path),
+        )
+        ordered = page.paged(shown, lambda s: _note(s.item), query.k)
+        hits = [
+            _hit(found[p.at].collection, p, row, query.terms, s.also_in)
+            for s in ordered[query.offset : query.offset + query.k]
+            for p, row in [s.item]
+        ]
+    more = len(ordered) > query.offset + query.k or len(placed) > len(window)
     next_offset = query.offset + len(hits) if more else None
     return SearchResults(hits, query.mode, notices, offset=query.offset, next_offset=next_offset)
+
+
+def _note(ranked: tuple[Placed, ChunkRow]) -> tuple[int, str]:
+    """A ranked passage's note: its collection's place in the search and its path."""
+    return ranked[0].at, ranked[1].path
 
 
 def _below(base: Path, c: Collection) -> str:
@@ -114,17 +140,6 @@ def _ranked(
     )
 
 
-def _hits(
-    found: list[Candidates[Collection]],
-    placed: list[Placed],
-    terms: list[str],
-    kept: set[Collection],
-) -> list[Hit]:
-    """The hits of ranked passages, in their order (a passage gone meanwhile is left out)."""
-    got = _read(found, kept, partial(_read_hits, terms=terms), placed)
-    return [got[i] for i in range(len(placed)) if i in got]
-
-
 def _read(
     found: list[Candidates[Collection]],
     kept: set[Collection],
@@ -153,10 +168,12 @@ def _sentence_vectors(_c: Collection, store: Store, ranked: list[Placed]) -> dic
     return store.sentence_vectors([p.chunk for p in ranked])
 
 
-def _read_hits(
-    c: Collection, store: Store, ranked: list[Placed], *, terms: list[str]
-) -> dict[int, Hit]:
-    """Hits for ranked passages of one collection, by chunk id (inside its snapshot): each
+def _chunk_rows(_c: Collection, store: Store, ranked: list[Placed]) -> dict[int, ChunkRow]:
+    return store.chunk_rows([p.chunk for p in ranked])
+
+
+def _hit(c: Collection, p: Placed, row: ChunkRow, terms: list[str], also_in: list[str]) -> Hit:
+    """The hit of a ranked passage (its row read inside its collection's snapshot): it
     shows the lines of its passage that best match the query's `terms` (`text.excerpt`),
     numbered as the note's lines by the index alone (the note is not read: it may have
     changed since, or be slow to read).
@@ -164,29 +181,22 @@ def _read_hits(
     A hit that shows its passage from the start cites the passage's `line` (a section's
     heading, which the location line shows); one that shows lines further down cites the
     first of them, counted from where the text begins (`text_line`). `end_line` is the last
-    line shown, counted alike."""
-    rows = store.chunk_rows([p.chunk for p in ranked])
-    words = set(terms)
-    hits = {}
-    for p in ranked:
-        row = rows.get(p.chunk)
-        if row is None:
-            continue
-        # A passage found by meaning alone shows its start, whatever words it shares.
-        shown = excerpt(row.text.split("\n"), words if "lex" in p.found_by else set())
-        hits[p.chunk] = Hit(
-            path=c.absolute(row.path),
-            relpath=row.path,
-            collection=str(c.root),
-            line=row.text_line + shown.first if shown.first else row.line,
-            end_line=row.text_line + shown.last,
-            heading=row.shown_heading,
-            text=shown.text,
-            score=float(p.score),
-            found_by=p.found_by,
-            explain=p.explain,
-        )
-    return hits
+    line shown, counted alike. `also_in`: the notes holding copies of it."""
+    # A passage found by meaning alone shows its start, whatever words it shares.
+    shown = excerpt(row.text.split("\n"), set(terms) if "lex" in p.found_by else set())
+    return Hit(
+        path=c.absolute(row.path),
+        relpath=row.path,
+        collection=str(c.root),
+        line=row.text_line + shown.first if shown.first else row.line,
+        end_line=row.text_line + shown.last,
+        heading=row.shown_heading,
+        text=shown.text,
+        score=float(p.score),
+        found_by=p.found_by,
+        explain=p.explain,
+        also_in=tuple(also_in),
+    )
 
 
 def _snapshots(

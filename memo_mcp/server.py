@@ -120,6 +120,9 @@ class SearchHit(BaseModel):
     text: str = Field(description="The lines line..end_line that best match the query")
     score: float
     found_by: list[Literal["lex", "vec"]] = Field(description="By words, by meaning or both")
+    also_in: list[str] = Field(
+        default_factory=list, description="Other notes holding a copy of this passage"
+    )
 
 
 class SearchAnswer(BaseModel):

@@ -27,6 +27,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     ),
     "hits.shown_one": ("показан {first}", "hit {first} shown"),
     "hits.shown_range": ("показаны {first}–{last}", "hits {first}–{last} shown"),
+    "hits.also_in": ("то же в: {paths}", "the same in: {paths}"),
     "hits.more": (
         "{shown}; есть ещё: следующая страница — offset {offset}",
         "{shown}; there are more: the next page is offset {offset}",

@@ -149,8 +149,12 @@ def none_text(notices: list[Notice], lang: Lang = Lang.RU) -> str:
 
 def _hit_block(h: Hit, base: str | None, terminal: bool, lang: Lang = Lang.RU) -> str:
     heading, text = (shown(h.heading), for_terminal(h.text)) if terminal else (h.heading, h.text)
+    also = ""
+    if h.also_in:  # copies of this passage, which it stands for (memo_core's search.page)
+        paths = ", ".join(shown(_shown_path(p, base)) for p in h.also_in)
+        also = f"{lang.text('hits.also_in', paths=paths)}\n"
     why = f"  {explain_text(h, lang)}\n" if h.explain is not None else ""
-    return f"{shown(_shown_path(h.path, base))}:{h.line}  {heading}\n{text}\n{why}"
+    return f"{shown(_shown_path(h.path, base))}:{h.line}  {heading}\n{text}\n{also}{why}"
 
 
 def _more_line(results: SearchResults, shown_hits: int, lang: Lang = Lang.RU) -> str:
@@ -292,6 +296,7 @@ def search_data(
         data = dataclasses.asdict(h)
         data |= {"path": name(h.path), "relpath": name(h.relpath)}
         data |= {"collection": name(h.collection), "found_by": list(h.found_by)}
+        data |= {"also_in": [name(p) for p in h.also_in]}
         if h.explain is None:
             del data["explain"]
         hits.append(data)

@@ -45,6 +45,10 @@ Across the collections, once (`ranking.ranked`):
     over the ranked passages, and the `DEPTH` best rescored by their best sentence's cosine
     (the sentence vectors, `Store.sentence_vectors`), min-max normalised among them, times
     that weight.
-11. Hits: the k passages' rows (`searching._read_hits`), each with its `Explain` where asked:
+11. Pages (`page`): the rows of the best passages, up to twice this page's end and a
+    little more, read once; a copy of a passage shown above it (word shingles overlapping by
+    `page.NEAR_DUPLICATE`, no query word the shown one lacks) folded into it (`also_in`);
+    then pages of k, each with one passage of a note while enough notes remain.
+12. Hits: the page's passages (`searching._hit`), each with its `Explain` where asked:
     the figures of stages 1-3 and 6-10 as this ranking computed them (`ranking.Placed`).
 """

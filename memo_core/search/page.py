@@ -1,0 +1,133 @@
+"""An answer's pages: distinct notes on each, near-duplicates as one hit.
+
+A reader asks for k passages to see k places to look; two passages of one note on a first
+page show one place twice (78 of 120 real questions measured from outside had a note twice
+in their top 3). So each page holds one passage of a note, its best, where the ranking has
+enough notes: a note's further passages go to later pages, in their order, where nothing
+is lost (the next page shows them first).
+
+Copies of a text in several notes (an archived older copy of a page, one template filled
+in for 40 products) would fill a page with one answer. A passage whose words repeat one
+shown above it (its word shingles overlap by `NEAR_DUPLICATE` or more) and that holds no
+word of the query the shown one lacks is not a hit of its own: the one shown names it
+(`also in`). Of a group of copies the one shown is the best ranked, unless it lies where
+an archive is kept and another does not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+from memo_core.text import textnorm
+
+# Word 3-shingles two passages must share (Jaccard) to be copies: chosen on the real
+# question sets (bench/answers_lab.py --report dupes), where sibling pages that answer
+# differently (the same procedure for two products) share under .5 and copies over .8.
+NEAR_DUPLICATE = 0.7
+SHINGLE = 3
+# A passage of fewer words is never a copy of another: short ones say alike what differs
+# ("see also", a one-line note) and are cheap to show.
+MIN_COPY_WORDS = 12
+# Names of folders where old copies are kept aside.
+ARCHIVED = frozenset(
+    "archive archived archives old deprecated legacy obsolete outdated attic "
+    "архив архивы старое устаревшее".split()
+)
+
+T = TypeVar("T")
+
+
+@dataclass
+class Shown(Generic[T]):
+    """A passage an answer shows, and the notes whose copies of it it stands for."""
+
+    item: T
+    also_in: list[str] = field(default_factory=list)
+
+
+def shingles(text: str) -> frozenset[int]:
+    """The hashes of the text's word 3-grams (its words lower-cased, ё as е); none for a
+    text of fewer than MIN_COPY_WORDS words."""
+    words = textnorm.words(text, joined=False)
+    if len(words) < MIN_COPY_WORDS:
+        return frozenset()
+    return frozenset(hash(tuple(words[i : i + SHINGLE])) for i in range(len(words) - 2))
+
+
+def overlap(a: frozenset[int], b: frozenset[int]) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+def archived(rel: str) -> bool:
+    """Whether a note lies in a folder where old copies are kept aside (`archive/`,
+    `old/`, `Deprecated/`), by its path relative to its collection."""
+    return any(folder.casefold() in ARCHIVED for folder in rel.split("/")[:-1])
+
+
+def collapsed(
+    items: Sequence[T],
+    text: Callable[[T], str],
+    path: Callable[[T], str],
+    note: Callable[[T], Hashable],
+    terms: Sequence[str] = (),
+    aside: Callable[[T], bool] = lambda _item: False,
+) -> list[Shown[T]]:
+    """`items` (best first) with each copy of a passage shown above it folded into that
+    one (`also_in` its path): a copy holds none of the query's `terms` (stems) that the one
+    shown lacks. Of copies, the one shown is not one kept `aside` (`archived`) where
+    another is not (it takes the place of the best ranked)."""
+    wanted = set(terms)
+    shown: list[Shown[T]] = []
+    seen: list[tuple[frozenset[int], set[str]]] = []
+    for item in items:
+        own = shingles(text(item))
+        held = set(textnorm.normalize(text(item)).split()) & wanted if wanted else set()
+        twin = next(
+            (
+                i
+                for i, (s, words) in enumerate(seen)
+                if note(shown[i].item) != note(item)
+                and held <= words
+                and overlap(s, own) >= NEAR_DUPLICATE
+            ),
+            None,
+        )
+        if twin is None:
+            shown.append(Shown(item))
+            seen.append((own, held))
+            continue
+        first = shown[twin]
+        if aside(first.item) and not aside(item):
+            first.also_in.append(path(first.item))
+            first.item = item  # the current copy is the one to read
+            seen[twin] = (own, seen[twin][1])
+        else:
+            first.also_in.append(path(item))
+    for s in shown:
+        s.also_in = list(dict.fromkeys(p for p in s.also_in if p != path(s.item)))
+    return shown
+
+
+def paged(items: Sequence[T], note: Callable[[T], Hashable], k: int) -> list[T]:
+    """`items` (best first) in pages of `k`, each holding one passage of a note where
+    enough notes remain (else filled in the ranking's order): a note's further passages
+    wait for the next page, where they come in their order among the rest."""
+    out: list[T] = []
+    waiting = list(range(len(items)))  # places in the ranking
+    while waiting:
+        page: list[int] = []
+        later: list[int] = []
+        notes: set[Hashable] = set()
+        for i in waiting:
+            if len(page) < k and note(items[i]) not in notes:
+                page.append(i)
+                notes.add(note(items[i]))
+            else:
+                later.append(i)
+        fill = max(0, k - len(page))  # too few notes left for a page of distinct ones
+        page, later = sorted(page + later[:fill]), later[fill:]
+        out += [items[i] for i in page]
+        waiting = later
+    return out
