@@ -50,10 +50,14 @@ class ProgressBar:
             self._drawn = False
 
 
+# A refresh's passes as the bar names them: words, passages' vectors, sentences' vectors.
+_PHASES = {"index": "bar.index", "embed": "bar.embed", "sentences": "bar.sentences"}
+
+
 def render(p: Progress, lang: Lang = Lang.RU) -> str:
     """E.g. `index [#####-----]  120/5925 files  1830 chunks  152 chunks/s  ETA 0:38`."""
     elapsed = max(p.elapsed, 1e-6)
-    if p.phase == "embed" and p.chunks_total:
+    if p.phase != "index" and p.chunks_total:
         done, total = p.chunks_done, p.chunks_total
         counts = lang.text("bar.chunks", done=done, total=total)
     else:
@@ -63,6 +67,6 @@ def render(p: Progress, lang: Lang = Lang.RU) -> str:
     fill = int(frac * BAR_WIDTH)
     rate = p.chunks_done / elapsed
     eta = elapsed * (1 - frac) / frac if frac > 0 else 0.0
-    phase = lang.text("bar.embed" if p.phase == "embed" else "bar.index")
+    phase = lang.text(_PHASES.get(p.phase, "bar.index"))
     rest = lang.text("bar.rate", rate=rate, eta=f"{int(eta // 60)}:{int(eta % 60):02d}")
     return f"{phase} [{'#' * fill}{'-' * (BAR_WIDTH - fill)}]  {counts}  {rest}"

@@ -267,6 +267,8 @@ class ProgressBridge:
     def __call__(self, p: Progress) -> None:
         if p.phase == "embed":
             done, total, key = p.chunks_done, p.chunks_total or 0, "progress.chunks"
+        elif p.phase == "sentences":
+            done, total, key = p.chunks_done, p.chunks_total or 0, "progress.sentences"
         else:
             done, total, key = p.files_done, p.files_total, "progress.files"
         # Held while sending too: notifications from two threads must not overtake each other.

@@ -35,6 +35,7 @@ TEXTS: dict[str, tuple[str, str]] = {
     # The progress bar: `index [####----]  120/5925 files  1830 chunks  152 chunks/s  ETA 0:38`.
     "bar.index": ("индекс", "index"),
     "bar.embed": ("векторы", "embed"),
+    "bar.sentences": ("предложения", "sentences"),
     "bar.files": (
         "{done}/{total} файлов  {chunks} чанков",
         "{done}/{total} files  {chunks} chunks",
@@ -278,6 +279,10 @@ TEXTS: dict[str, tuple[str, str]] = {
     "progress.chunks": (
         "{what}: {done}/{total} фрагментов с векторами",
         "{what}: {done}/{total} chunks embedded",
+    ),
+    "progress.sentences": (
+        "{what}: {done}/{total} фрагментов с векторами предложений",
+        "{what}: {done}/{total} chunks with their sentences embedded",
     ),
     # -- memo-mcp --http: why it does not start ------------------------------------------
     "http.in_use": (

@@ -300,3 +300,51 @@ def test_the_default_rule(new: dict, rules_failed: list[str]) -> None:
     slow = models.default_verdict(new, old, full_index_s=1000, first_answer=1.5)
     assert not slow["rules"]["first full index within 15 minutes"]
     assert not slow["rules"]["first answer as fast as before"] and not slow["passes"]
+
+
+def test_realsets_smoke(tmp_path: Path, model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """bench/realsets.py on a tiny set of its own shape: a tarball of pages, questions in
+    two languages."""
+    import tarfile
+
+    pages = tmp_path / "pages"
+    (pages / "guide").mkdir(parents=True)
+    for i, (title, words) in enumerate(TOPICS):
+        (pages / "guide" / f"p{i}.md").write_text(f"# {title}\n\n{words}\n", "utf-8")
+    sets = tmp_path / "sets" / "tiny-en"
+    sets.mkdir(parents=True)
+    with tarfile.open(sets / "corpus.tar.xz", "w:xz") as tar:
+        tar.add(pages, arcname=".")
+    with open(sets / "questions.jsonl", "w", encoding="utf-8") as f:
+        for i, (_, words) in enumerate(TOPICS):
+            q = {"id": f"tiny-{i}", "lang": "ru" if i % 2 else "en", "text": words.split()[0]}
+            f.write(json.dumps(q | {"answers": {f"guide/p{i}.md": 2}, "kind": "keywords"}) + "\n")
+    monkeypatch.setenv("MEMO_MODEL_DIR", str(model_dir))
+    out = _load("realsets").main(
+        ["--sets-dir", str(tmp_path / "sets"), "--workdir", str(tmp_path / "w")]
+    )
+    assert set(out["sets"]) == {"tiny en→en", "tiny ru→en"}
+    lex = out["sets"]["tiny en→en"]["lex"]
+    assert lex["n"] == 6 and 0 <= lex["first"] <= lex["top3"] <= 6 and 0 <= lex["ndcg"] <= 1
+    assert set(out["sets"]["tiny ru→en"]) == {"hybrid", "vec", "lex"}
+
+
+def test_the_real_question_sets_are_whole() -> None:
+    """Every set in bench/realsets/ holds what realsets.py reads: unique questions in both
+    languages, each with a best answer that is one of its pages, and where it comes from."""
+    import tarfile
+
+    realsets = _load("realsets")
+    found = realsets.names()
+    assert len(found) >= 2
+    for name in found:
+        with tarfile.open(realsets.SETS / name / "corpus.tar.xz") as tar:
+            pages = {m.name.removeprefix("./") for m in tar.getmembers() if m.isfile()}
+        qs = realsets.questions(name)
+        assert len(qs) >= 100 and len({q["id"] for q in qs}) == len({q["text"] for q in qs}) == len(
+            qs
+        )
+        assert {q["lang"] for q in qs} == {"en", "ru"}
+        for q in qs:
+            assert max(q["answers"].values()) == 2 and set(q["answers"]) <= pages, q["id"]
+        assert "licen" in (realsets.SETS / name / "SOURCE.md").read_text(encoding="utf-8").lower()
