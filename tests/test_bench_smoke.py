@@ -348,3 +348,14 @@ def test_the_real_question_sets_are_whole() -> None:
         for q in qs:
             assert max(q["answers"].values()) == 2 and set(q["answers"]) <= pages, q["id"]
         assert "licen" in (realsets.SETS / name / "SOURCE.md").read_text(encoding="utf-8").lower()
+
+
+def test_costs_smoke(dataset: Path, model_dir: Path, tmp_path: Path) -> None:
+    out = _load("costs").main(
+        ["--models", f"dir:{model_dir}", "--data", str(dataset / "corpus"), "--pages", "6",
+         "--rounds", "1", "--warm", "--serve", "--whole"]
+    )  # fmt: skip
+    [run] = out["index"].values()
+    assert len(run["seconds"]) == 1 and run["peak_mb"][0] > 10
+    assert out["warm"]["hybrid_median_ms"] > 0 and out["serve"][f"dir:{model_dir}"]["peak_mb"] > 10
+    assert out["whole"]["seconds"] >= 0
