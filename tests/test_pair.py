@@ -113,3 +113,35 @@ def test_the_default_pair_is_built_with_its_policy(real_default: Embedder) -> No
     assert real_default.second_look == E5_USE_SOURCE.second_look
     again = paired(E5_USE_SOURCE, real_default.first, real_default.second)
     assert again.model_id == real_default.model_id
+
+
+def test_an_index_of_two_models_is_read_back_and_rebuilt_aside_when_one_changes(
+    tmp_path: Path, two
+) -> None:
+    """The index records the pair that made its vectors (and its sentences'): a new engine
+    with the same pair answers by meaning at once; with one of the two models changed, the
+    old index answers by words (saying so) until the new vectors are in."""
+    from memo_core import Engine, ModelSource, NoticeKind
+
+    a, b = two
+    other = load_model_dir(make_tiny_model_dir(tmp_path / "c", dim=8, words=WORDS, seed=9))
+    notes = write_notes(tmp_path / "notes", {"n.md": "# N\n\nbeets in the bowl sings\n"})
+    first = PairedEmbedder(a, b, share=0.9, nonsense_gate=0.25, lenient=-0.08, second_look=0.6)
+    with Engine(models=ModelSource(first)) as e:
+        e.refresh(notes)
+        [st] = e.status(notes)
+        assert st.model == first.model_id and st.chunks_without_vectors == 0
+    again = PairedEmbedder(a, b, share=0.9, nonsense_gate=0.25, lenient=-0.08, second_look=0.6)
+    with Engine(models=ModelSource(again)) as e:
+        hits = e.search(notes, "beets bowl", mode="vec", refresh=False)
+        assert [h.relpath for h in hits] == ["n.md"] and not hits.notices
+    changed = PairedEmbedder(a, other, share=0.9, nonsense_gate=0.25, lenient=-0.08)
+    with Engine(models=ModelSource(changed)) as e:
+        hits = e.search(notes, "beets bowl", mode="hybrid", refresh=False)
+        assert NoticeKind.OTHER_MODEL in [n.kind for n in hits.notices]
+        assert hits[0].found_by == ("lex",)
+        notices = e.refresh(notes).notices
+        assert [n.kind for n in notices] == [NoticeKind.REBUILT]
+        [st] = e.status(notes)
+        assert st.model == changed.model_id and st.chunks_without_vectors == 0
+        assert e.search(notes, "beets bowl", mode="vec", refresh=False)[0].relpath == "n.md"
