@@ -109,18 +109,19 @@ TEXTS: dict[str, tuple[str, str]] = {
     "explain.words_none": ("слова: не нашли", "words: not found"),
     "explain.meaning": ("смысл: косинус {vec:.4g}", "meaning: cosine {vec:.4g}"),
     "explain.meaning_none": ("смысл: не нашли", "meaning: not found"),
-    "explain.one_side": ("почему: итог {score:.4g}; {side}", "why: score {score:.4g}; {side}"),
+    "explain.why": ("почему: {what}", "why: {what}"),
+    "explain.one_side": ("итог {score:.4g}; {side}", "score {score:.4g}; {side}"),
     "explain.hybrid": (
-        "почему: итог {score:.4g} = {lex_weight:.4g} × слова {lex:.4g} + {weight:.4g} × "
+        "итог {score:.4g} = {lex_weight:.4g} × слова {lex:.4g} + {weight:.4g} × "
         "смысл {vec:.4g}; {words}; {meaning}; вес смысла {weight:.4g} {origin}",
-        "why: score {score:.4g} = {lex_weight:.4g} × words {lex:.4g} + {weight:.4g} × "
+        "score {score:.4g} = {lex_weight:.4g} × words {lex:.4g} + {weight:.4g} × "
         "meaning {vec:.4g}; {words}; {meaning}; meaning's weight {weight:.4g} {origin}",
     ),
     "explain.second_look": (
-        "почему: итог {score:.4g} = место {ranked:.4g} + второй взгляд {gain:.4g} (лучшее "
-        "предложение: косинус {sentence}); до него ",
-        "why: score {score:.4g} = place {ranked:.4g} + second look {gain:.4g} (best sentence: "
-        "cosine {sentence}); before it ",
+        "итог {score:.4g} = место {placed:.4g} + второй взгляд {gain:.4g} (лучшее "
+        "предложение: косинус {sentence}); до него: {before}",
+        "score {score:.4g} = place {placed:.4g} + second look {gain:.4g} (best sentence: "
+        "cosine {sentence}); before it: {before}",
     ),
     "explain.by_strength": ("по силе слов {strength:.4g}", "by the words' strength {strength:.4g}"),
     "explain.constant": ("постоянный", "constant"),

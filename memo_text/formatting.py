@@ -254,33 +254,38 @@ def explain_text(h: Hit, lang: Lang = Lang.RU) -> str:
         meaning = lang.text("explain.meaning", vec=e.vec)
     else:
         meaning = lang.text("explain.meaning_none")
-    score, looked = h.score, ""
-    if e.second_look is not None and e.ranked is not None and e.placed is not None:
-        sentence = "—" if e.sentence is None else f"{e.sentence:.4g}"
-        looked = lang.text(
-            "explain.second_look", score=h.score, ranked=e.placed, gain=e.second_look,
-            sentence=sentence,
-        )  # fmt: skip
-        score = e.ranked
+    looked = e.second_look is not None and e.ranked is not None and e.placed is not None
+    score = e.ranked if looked and e.ranked is not None else h.score
     w, lex_n, vec_n = e.dense_weight, e.lex_norm, e.vec_norm
     if w is None or lex_n is None or vec_n is None:  # lex or vec mode: one side's own score
         side = words if "lex" in h.found_by else meaning
-        return looked + lang.text("explain.one_side", score=score, side=side)
-    if e.strength is not None:
-        origin = lang.text("explain.by_strength", strength=e.strength)
+        what = lang.text("explain.one_side", score=score, side=side)
     else:
-        origin = lang.text("explain.constant")
-    return looked + lang.text(
-        "explain.hybrid",
-        score=score,
-        lex_weight=1 - w,
-        lex=lex_n,
-        weight=w,
-        vec=vec_n,
-        words=words,
-        meaning=meaning,
-        origin=origin,
-    )
+        if e.strength is not None:
+            origin = lang.text("explain.by_strength", strength=e.strength)
+        else:
+            origin = lang.text("explain.constant")
+        what = lang.text(
+            "explain.hybrid",
+            score=score,
+            lex_weight=1 - w,
+            lex=lex_n,
+            weight=w,
+            vec=vec_n,
+            words=words,
+            meaning=meaning,
+            origin=origin,
+        )
+    if looked:  # a question's first page looked at again: its place, then what it added
+        what = lang.text(
+            "explain.second_look",
+            score=h.score,
+            placed=e.placed,
+            gain=e.second_look,
+            sentence="—" if e.sentence is None else f"{e.sentence:.4g}",
+            before=what,
+        )
+    return lang.text("explain.why", what=what)
 
 
 def search_data(

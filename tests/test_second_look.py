@@ -135,3 +135,32 @@ def test_a_single_model_takes_no_second_look(tmp_path: Path, tiny_embedder: Embe
     with Searcher(notes, embedder=tiny_embedder) as s:
         stats = s.refresh()
         assert stats.sentences_embedded == 0 and s.status()[0].chunks_without_sentences == 0
+
+
+def test_explain_says_what_the_second_look_added(tmp_path: Path, pair: PairedEmbedder) -> None:
+    from memo_text import Lang, format_hits
+
+    def why(results, lang: Lang = Lang.RU) -> str:
+        return next(
+            line.strip()
+            for line in format_hits(results, lang=lang).splitlines()
+            if line.startswith("  ")
+        )
+
+    notes = write_notes(tmp_path / "notes", NOTES)
+    with Searcher(notes, embedder=pair) as s:
+        s.refresh()
+        looked = s.search("beets cabbage?", k=1, mode="hybrid", explain=True)
+        plain = s.search("beets cabbage", k=1, mode="hybrid", explain=True)
+    hit, e = looked[0], looked[0].explain
+    assert e is not None and e.placed is not None and e.second_look is not None
+    assert e.ranked is not None and e.sentence is not None
+    assert hit.score == pytest.approx(e.placed + e.second_look)
+    assert why(looked).startswith(
+        f"почему: итог {hit.score:.4g} = место {e.placed:.4g} + второй взгляд "
+        f"{e.second_look:.4g} (лучшее предложение: косинус {e.sentence:.4g}); до него: итог "
+        f"{e.ranked:.4g} = "
+    )
+    assert why(looked, Lang.EN).startswith(f"why: score {hit.score:.4g} = place ")
+    assert why(plain).startswith(f"почему: итог {plain[0].score:.4g} = ")
+    assert plain[0].explain is not None and plain[0].explain.second_look is None
