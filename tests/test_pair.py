@@ -145,3 +145,33 @@ def test_an_index_of_two_models_is_read_back_and_rebuilt_aside_when_one_changes(
         [st] = e.status(notes)
         assert st.model == changed.model_id and st.chunks_without_vectors == 0
         assert e.search(notes, "beets bowl", mode="vec", refresh=False)[0].relpath == "n.md"
+
+
+# Russian notes whose file names keep English words: an English question shares one stray
+# word ("files") with a note that means something else.
+STRAY_NOTES = {
+    "backup-restic.md": "# Резервные копии\n\nКаждую ночь restic сохраняет домашнюю папку в "
+    "облако. Чтобы вернуть удалённые файлы, монтирую репозиторий и копирую нужное обратно.\n",
+    "docker-compose.md": "# Заметки о сервере\n\nНа сервере крутятся контейнеры: nextcloud, "
+    "база и прокси. Обновляю их раз в месяц.\n",
+    "files-cleanup.md": "# Уборка диска\n\nРаз в квартал чищу загрузки и кэш браузера, "
+    "старые видео переношу на внешний диск.\n",
+    "trip.md": "# Поездка\n\nВзять паспорт, зарядку и билеты, проверить бронь гостиницы.\n",
+}
+
+
+@pytest.mark.default_model
+def test_a_stray_word_in_a_file_name_does_not_outrank_the_meaning(
+    tmp_path: Path, real_default: Embedder, real_model: Embedder
+) -> None:
+    query = "restore deleted files from backup"
+    notes = write_notes(tmp_path / "pair", STRAY_NOTES)
+    with Searcher(notes, embedder=real_default) as s:
+        meaning = s.search(query, k=1, mode="vec")[0].relpath
+        assert meaning == "backup-restic.md"
+        assert s.search(query, k=1, mode="hybrid")[0].relpath == meaning
+    # e5-small alone: its vectors found the backup too, and the stray word outranked them.
+    alone = write_notes(tmp_path / "e5", STRAY_NOTES)
+    with Searcher(alone, embedder=real_model) as s:
+        assert s.search(query, k=1, mode="vec")[0].relpath == "backup-restic.md"
+        assert s.search(query, k=1, mode="hybrid")[0].relpath == "files-cleanup.md"
