@@ -130,9 +130,11 @@ def serve(files: list[Path], model: str, work: Path) -> dict:
 
 def warm(folder: Path, model: str) -> dict:
     """Warm hybrid searches in this process, beside the query's embedding alone."""
-    saved = {k: os.environ.get(k) for k in ("MEMO_MODEL", "MEMO_MODEL_DIR")}
-    os.environ.clear()
-    os.environ.update(env_of(model))
+    saved = dict(os.environ)
+    wanted = env_of(model)  # read before anything changes: it starts from this environment
+    for k in ("MEMO_MODEL", "MEMO_MODEL_DIR"):
+        os.environ.pop(k, None)
+    os.environ.update(wanted)
     try:
         from memo_core import Engine, ModelSource
 
@@ -149,11 +151,8 @@ def warm(folder: Path, model: str) -> dict:
                     model_obj.embed([q], query=True)
                     embed.append(time.perf_counter() - t)
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        os.environ.clear()
+        os.environ.update(saved)
     return {
         "hybrid_median_ms": round(statistics.median(search) * 1000, 1),
         "embed_median_ms": round(statistics.median(embed) * 1000, 1),

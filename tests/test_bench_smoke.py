@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -351,6 +352,7 @@ def test_the_real_question_sets_are_whole() -> None:
 
 
 def test_costs_smoke(dataset: Path, model_dir: Path, tmp_path: Path) -> None:
+    before = dict(os.environ)
     out = _load("costs").main(
         ["--models", f"dir:{model_dir}", "--data", str(dataset / "corpus"), "--pages", "6",
          "--rounds", "1", "--warm", "--serve", "--whole"]
@@ -359,3 +361,4 @@ def test_costs_smoke(dataset: Path, model_dir: Path, tmp_path: Path) -> None:
     assert len(run["seconds"]) == 1 and run["peak_mb"][0] > 10
     assert out["warm"]["hybrid_median_ms"] > 0 and out["serve"][f"dir:{model_dir}"]["peak_mb"] > 10
     assert out["whole"]["seconds"] >= 0
+    assert dict(os.environ) == before  # the warm pass borrows the environment and gives it back
