@@ -37,6 +37,7 @@ def _load(name: str):
     sys.path.insert(0, str(BENCH))
     spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses read their module from there
     spec.loader.exec_module(mod)
     return mod
 
@@ -362,3 +363,21 @@ def test_costs_smoke(dataset: Path, model_dir: Path, tmp_path: Path) -> None:
     assert out["warm"]["hybrid_median_ms"] > 0 and out["serve"][f"dir:{model_dir}"]["peak_mb"] > 10
     assert out["whole"]["seconds"] >= 0
     assert dict(os.environ) == before  # the warm pass borrows the environment and gives it back
+
+
+def test_answers_lab_smoke(
+    dataset: Path, model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    words = {w for _, ws in TOPICS for w in ws.split()} | {"more"}
+    second = make_tiny_model_dir(tmp_path / "second", dim=8, words=sorted(words), seed=4)
+    _load("answers_lab").main(
+        ["--sets", "scifact", "--scifact", str(dataset), "--e5", str(model_dir),
+         "--use", str(second), "--workdir", str(tmp_path / "work"), "--gibberish", "3",
+         "--report", "levers,stacks"]
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    # Every query of the tiny set finds its note first, under every policy.
+    rows = [line.split() for line in out.splitlines() if line.startswith(("today", "stack"))]
+    ndcg = [r for r in rows if len(r) >= 2 and r[1][:1].isdigit() and "gibberish" not in r]
+    assert len(ndcg) >= 4 and all(r[1].startswith("1.0000") for r in ndcg), out
+    assert "gibberish silenced" in out
