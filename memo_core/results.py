@@ -31,7 +31,7 @@ class Explain:
     strength: float | None
     dense_weight: float | None
     # A question's first page is looked at again (search.second_look): its score is then
-    # `placed` (the ranking's score above, `ranked`; in vec mode min-max normalised over the ranked
+    # `placed` (the ranking's score above, `ranked`, min-max normalised over the ranked
     # passages) + `second_look`, which its best sentence's cosine (`sentence`) gave it.
     ranked: float | None = None
     placed: float | None = None

@@ -81,13 +81,7 @@ def search(
             and wants_second_look(query.text)
         ):
             read = partial(_read, found, kept, _sentence_vectors)
-            placed = second_look(
-                placed,
-                read,
-                model.sentence_query(qvec),
-                model.second_look,
-                rescale=query.mode != "hybrid",
-            )
+            placed = second_look(placed, read, model.sentence_query(qvec), model.second_look)
         # The pages up to this one, made of the best passages: their rows read once.
         window = placed[: 2 * (query.offset + query.k) + WINDOW_SLACK]
         rows = _read(found, kept, _chunk_rows, window)

@@ -56,9 +56,7 @@ def test_the_head_is_rescored_by_its_best_sentence_the_rest_keeps_its_order() ->
     # The fifth passage has the one sentence that answers; the others' say nothing.
     blobs = {4: pack(np.array([[0.0, 1.0], [1.0, 0.0]], np.float32))}
     blobs |= {i: pack(np.array([[0.0, 1.0]], np.float32)) for i in range(DEPTH) if i != 4}
-    looked = second_look(
-        placed, lambda head: {i: blobs[i] for i in range(len(head))}, query, 0.6, rescale=True
-    )
+    looked = second_look(placed, lambda head: {i: blobs[i] for i in range(len(head))}, query, 0.6)
     assert [p.chunk for p in looked][:2] == [4, 0]
     assert [p.chunk for p in looked][DEPTH:] == list(range(DEPTH, 30))
     assert all(a.score >= b.score for a, b in zip(looked, looked[1:], strict=False))
@@ -69,27 +67,11 @@ def test_the_head_is_rescored_by_its_best_sentence_the_rest_keeps_its_order() ->
     )
 
 
-def test_hybrid_scores_are_not_stretched_to_their_best() -> None:
-    """Where the two sides disagree hybrid's best score is low (.5 here): stretched to 1, the
-    gap to the next (.05) would grow to .1 and the passage whose sentence answers (.6 at
-    most) could not pass; hybrid's own scale keeps the look its full say."""
-    placed = [Placed(0, i, s, ("lex", "vec")) for i, s in enumerate([0.5, 0.45, 0.0])]
-    query = np.array([1.0, 0.0], np.float32)
-    answers, says_nothing = (pack(np.array(r, np.float32)) for r in ([[1.0, 0.0]], [[0.0, 1.0]]))
-    blobs = {0: says_nothing, 1: answers, 2: says_nothing}
-    read = lambda head: {i: blobs[i] for i in range(len(head))}  # noqa: E731
-    kept = second_look(placed, read, query, 0.06, rescale=False)
-    assert [p.chunk for p in kept] == [1, 0, 2]
-    assert kept[0].score == pytest.approx(0.51) and kept[1].score == pytest.approx(0.5)
-    assert [p.chunk for p in second_look(placed, read, query, 0.06, rescale=True)] == [0, 1, 2]
-
-
 def test_no_sentences_and_no_weight_change_nothing() -> None:
     placed = _placed(12)
     query = np.array([1.0, 0.0], np.float32)
-    looked = second_look(placed, lambda head: {}, query, 0.6, rescale=True)
-    assert [p.chunk for p in looked] == list(range(12))
-    assert second_look(placed, lambda head: {}, query, 0.0, rescale=True) == placed
+    assert [p.chunk for p in second_look(placed, lambda head: {}, query, 0.6)] == list(range(12))
+    assert second_look(placed, lambda head: {}, query, 0.0) == placed
 
 
 # A passage that means, on the whole, something else but holds the one sentence that

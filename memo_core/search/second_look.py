@@ -5,12 +5,8 @@ passage that means, on the whole, something broader (a sibling paragraph of the 
 article then ranks first). So the `DEPTH` best passages of a question or a sentence-long
 query are looked at again: each one's best sentence (the largest cosine of the query to its
 sentences' vectors, `Store.sentence_vectors`), min-max normalised among them, times the
-model's `second_look`, is added to its score. Hybrid's scores are on that scale already
-(each side's share, in 0..1); cosines are not, so in vec mode the ranked scores are min-max
-normalised over every ranked passage first. Hybrid's are not rescaled to its best: where
-the two sides disagree its best score is low, and stretching it to 1 would shrink the look
-where it is needed most (on the train sets that lost hybrid what the vectors gained, and
-English sentences over Russian notes fell below the vectors alone). Titles and a few
+model's `second_look`, is added to its score (the ranking's scores, min-max normalised over
+every ranked passage, so that the two add up the same in every mode). Titles and a few
 keywords are not looked at again: a title names a page, not a sentence of it, and on the
 train sets the second look lost there what it gained on questions (BENCHMARKS.md).
 """
@@ -26,7 +22,7 @@ from memo_core.index.vectors import unpack
 from memo_core.results import Explain
 from memo_core.search.ranking import Placed
 
-DEPTH = 20  # how many of the best passages are looked at again (chosen on train sets)
+DEPTH = 10  # how many of the best passages are looked at again (chosen on train sets)
 # A query of this many words or more, or one that asks (ends in "?"), is a question or a
 # sentence: it gets a second look.
 SENTENCE_WORDS = 6
@@ -55,26 +51,16 @@ def best_sentences(packed: bytes | None, query: np.ndarray) -> float | None:
 
 
 def second_look(
-    placed: list[Placed],
-    read: SentenceReader,
-    query: np.ndarray,
-    weight: float,
-    *,
-    rescale: bool,
+    placed: list[Placed], read: SentenceReader, query: np.ndarray, weight: float
 ) -> list[Placed]:
-    """`placed` (best first) with the best DEPTH rescored by their best sentence (see the
-    module's docstring), in the new order; `rescale`: every score min-max normalised over
-    them first (scores not in 0..1 already: cosines)."""
+    """`placed` (best first) with every score min-max normalised over them and the best
+    DEPTH rescored by their best sentence (see the module's docstring), in the new order."""
     if not placed or weight <= 0:
         return placed
     scores = [p.score for p in placed]
     lo, hi = min(scores), max(scores)
     span = hi - lo
-    normed = (
-        [replace(p, score=(p.score - lo) / span if span > 0 else 1.0) for p in placed]
-        if rescale
-        else placed
-    )
+    normed = [replace(p, score=(p.score - lo) / span if span > 0 else 1.0) for p in placed]
     head, rest = normed[:DEPTH], normed[DEPTH:]
     packed = read(head)
     best = [best_sentences(packed.get(i), query) for i in range(len(head))]
