@@ -691,7 +691,6 @@ STACK = Policy(  # the engine's default (e5-small+use-m3)
     use_share=0.1,
     titled=True,
     second_look=0.6,
-    second_depth=20,
     second_gate="question",
     floor="gate",
     floor_shift=-0.04,

@@ -176,7 +176,8 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"engine {out['engine']}; {len(files)} pages of {args.data.name}; models {models}")
     with tempfile.TemporaryDirectory(prefix="memo-costs-") as tmp:
         work = Path(tmp)
-        out["index"] = runs = index_rounds(files, models, args.rounds, work)
+        # --rounds 0: no index rounds (serve, warm or whole alone).
+        out["index"] = runs = index_rounds(files, models, args.rounds, work) if args.rounds else {}
         for model, r in runs.items():
             print(f"memo index, {model}: {sum(r['seconds']):.1f} s in all, peak "
                   f"{max(r['peak_mb'])} MB, {r['over_' + models[-1]]}x {models[-1]}")  # fmt: skip
