@@ -75,6 +75,14 @@ def test_the_current_copy_is_shown_rather_than_the_archived_one() -> None:
     assert fold(items[::-1]) == [("howto/restore.md", ["archive/2019/restore.md"])]
 
 
+def test_a_copy_is_weighed_against_the_copy_shown_not_the_one_it_replaced() -> None:
+    """The archived copy holds the query's word, the current one shown in its place does
+    not: a later copy that holds it says more than the one shown, so it stays a hit."""
+    more = TEXT + " Verify it with restic check afterwards."
+    items = [("archive/a.md", more), ("howto/b.md", TEXT), ("notes/c.md", more)]
+    assert fold(items, ["check"]) == [("howto/b.md", ["archive/a.md"]), ("notes/c.md", [])]
+
+
 def test_short_passages_are_never_copies() -> None:
     assert fold([("a.md", "See also: restore."), ("b.md", "See also: restore.")]) == [
         ("a.md", []),

@@ -82,8 +82,9 @@ def collapsed(
     shown: list[Shown[T]] = []
     seen: list[tuple[frozenset[int], set[str]]] = []
     for item in items:
-        own = shingles(text(item))
-        held = set(textnorm.normalize(text(item)).split()) & wanted if wanted else set()
+        body = text(item)
+        own = shingles(body)
+        held = set(textnorm.normalize(body).split()) & wanted if wanted else set()
         twin = next(
             (
                 i
@@ -101,8 +102,8 @@ def collapsed(
         first = shown[twin]
         if aside(first.item) and not aside(item):
             first.also_in.append(path(first.item))
-            first.item = item  # the current copy is the one to read
-            seen[twin] = (own, seen[twin][1])
+            first.item = item  # the current copy is the one to read: later copies
+            seen[twin] = (own, held)  # are weighed against it
         else:
             first.also_in.append(path(item))
     for s in shown:
