@@ -1,7 +1,7 @@
 """The answers lab: every lever of "Answers, round 3" tried offline on many sets at once.
 
     python bench/answers_lab.py [--sets scifact,office,real] [--split train|test|all]
-        [--pages 1500] [--report levers|floor|dupes|all] [--json out.json]
+        [--pages 1500] [--report levers,stacks,look,agree,fusion,floor,floors] [--json out.json]
 
 For each set the engine's index is built once (words, e5-small's passage vectors), and the
 lab adds, cached beside it: use-m3's passage vectors, e5's sentence vectors (the passage's
@@ -26,7 +26,6 @@ import json
 import pickle
 import random
 import sys
-import tarfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _common as C  # noqa: E402
 import crossling  # noqa: E402
+import realsets  # noqa: E402
 
 BENCH = Path(__file__).resolve().parent
 CANDIDATES = 200
@@ -305,36 +305,6 @@ def gibberish(n: int, seed: int = 99) -> list[str]:
     return out
 
 
-def load_realsets(names: list[str] | None, workdir: Path) -> dict[str, tuple[Path, list]]:
-    """{set name: (corpus folder, [(text, answers, lang, kind)])} of bench/realsets/."""
-    out = {}
-    for d in sorted((BENCH / "realsets").glob("*/questions.jsonl")):
-        name = d.parent.name
-        if names and name not in names:
-            continue
-        dst = workdir / "realsets" / name
-        tarball = d.parent / "corpus.tar.xz"
-        stamp = dst.with_name(name + ".stamp")
-        digest = hashlib.sha256(tarball.read_bytes()).hexdigest()
-        if not stamp.is_file() or stamp.read_text() != digest:
-            import shutil
-
-            shutil.rmtree(dst, ignore_errors=True)
-            dst.mkdir(parents=True)
-            with tarfile.open(tarball) as tar:
-                tar.extractall(dst, filter="data")
-            if not any(dst.glob("*.md")):  # one collection, as a user pointing here gets
-                (dst / "README.md").write_text(f"# {name}\n", encoding="utf-8")
-            stamp.write_text(digest)
-        qs = []
-        for line in d.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                o = json.loads(line)
-                qs.append((o["text"], o["answers"], o["lang"], o.get("kind", ""), o["id"]))
-        out[name] = (dst, qs)
-    return out
-
-
 # -- ranking as the engine does, and the levers --------------------------------------------
 
 
@@ -584,14 +554,16 @@ def make_sets(args, e5, use, tuning) -> list[QSet]:
                 data = query_data(c, g, e5, use, tuning, tok, args.workdir / "lab" / "queries")
                 out.append(QSet(f"gib:office-{lang}", c, False, data, True))
     if "real" in want:
-        for name, (folder, qs) in load_realsets(None, args.workdir).items():
+        for name in realsets.names():
+            folder = realsets.corpus(name, args.workdir)
             c = build_corpus(f"real-{name}", folder, args, e5, use, tuning)
             site = name.rsplit("-", 1)[-1]
+            qs = realsets.questions(name, args.split)
             for lang in ("en", "ru"):
                 items = [
-                    (t, a, lang, kind)
-                    for t, a, ql, kind, qid in qs
-                    if ql == lang and _in_split(qid, args.split)
+                    (q["text"], q["answers"], lang, q.get("kind", ""))
+                    for q in qs
+                    if q["lang"] == lang
                 ]
                 if items:
                     data = query_data(
@@ -599,13 +571,6 @@ def make_sets(args, e5, use, tuning) -> list[QSet]:
                     )
                     out.append(QSet(f"real:{name[:-3]} {lang}→{site}", c, False, data))
     return out
-
-
-def _in_split(qid: str, split: str) -> bool:
-    if split == "all":
-        return True
-    n = int("".join(ch for ch in qid if ch.isdigit()) or 0)
-    return (n % 2 == 0) == (split == "train")
 
 
 def main(argv: list[str] | None = None) -> None:
