@@ -401,12 +401,53 @@ class Stdio:
         return time.perf_counter() - t, r["result"]["content"][0]["text"]
 
     def rss_mb(self) -> float:
-        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-        return float("nan")
+        return self.memory_mb().get("VmRSS", float("nan"))
+
+    def memory_mb(self) -> dict[str, float]:
+        """The server's resident memory now (VmRSS) and at its peak (VmHWM), in MB."""
+        status = Path(f"/proc/{self.proc.pid}/status").read_text().splitlines()
+        return {
+            line.split(":")[0]: int(line.split()[1]) / 1024
+            for line in status
+            if line.startswith(("VmHWM:", "VmRSS:"))
+        }
 
     def close(self) -> None:
         assert self.proc.stdin is not None
         self.proc.stdin.close()
         self.proc.wait(30)
+
+
+def serve_until_complete(
+    env: dict[str, str], folder: Path, queries: Sequence[str], after: Sequence[str]
+) -> dict[str, float]:
+    """memo-mcp (in `env`) over `folder`: `memo_search` with `queries` in turn, 2 s apart,
+    until an answer carries no notice (every pass done; indexing goes on between calls),
+    then each of `after`: the seconds until complete, the searches that took, and the
+    server's peak and resident memory at the end (MB)."""
+    from _floor import INITIALIZE
+
+    s = Stdio(env)
+    s.call("initialize", INITIALIZE["params"])  # type: ignore[arg-type]
+    t0 = time.perf_counter()
+    try:
+        searches = 0
+        while True:
+            query = queries[searches % len(queries)]
+            _, text = s.tool("memo_search", {"path": str(folder), "query": query})
+            searches += 1
+            if not text.startswith("("):  # an answer with no notice: every pass is done
+                break
+            time.sleep(2)
+        complete = time.perf_counter() - t0
+        for q in after:
+            s.tool("memo_search", {"path": str(folder), "query": q})
+        mb = s.memory_mb()
+    finally:
+        s.close()
+    return {
+        "complete_after_s": round(complete, 1),
+        "searches": searches,
+        "peak_mb": round(mb["VmHWM"]),
+        "rss_mb": round(mb["VmRSS"]),
+    }

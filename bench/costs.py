@@ -102,30 +102,9 @@ def index_rounds(files: list[Path], models: list[str], rounds: int, work: Path) 
 
 
 def serve(files: list[Path], model: str, work: Path) -> dict:
-    from _floor import INITIALIZE
-
     folder = copy_of(files, work / "served")
-    s = C.Stdio(env_of(model, MEMO_ROOTS=str(work)))
-    s.call("initialize", INITIALIZE["params"])  # type: ignore[arg-type]
-    t0 = time.perf_counter()
-    try:
-        searches = 0
-        while True:
-            _, text = s.tool("memo_search", {"path": str(folder), "query": QUERIES[searches % 10]})
-            searches += 1
-            if not text.startswith("("):  # an answer with no notice: every pass is done
-                break
-            time.sleep(2)
-        complete = time.perf_counter() - t0
-        for q in QUERIES:
-            s.tool("memo_search", {"path": str(folder), "query": q})
-        status = Path(f"/proc/{s.proc.pid}/status").read_text().splitlines()
-        mb = {line.split(":")[0]: int(line.split()[1]) / 1024 for line in status
-              if line.startswith(("VmHWM", "VmRSS"))}  # fmt: skip
-    finally:
-        s.close()
-    return {"complete_after_s": round(complete, 1), "searches": searches,
-            "peak_mb": round(mb["VmHWM"]), "rss_mb": round(mb["VmRSS"])}  # fmt: skip
+    env = env_of(model, MEMO_ROOTS=str(work))
+    return C.serve_until_complete(env, folder, QUERIES, QUERIES)
 
 
 def warm(folder: Path, model: str) -> dict:

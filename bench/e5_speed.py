@@ -209,7 +209,6 @@ def index_runs(dirs: dict[str, Path], files: list[Path], rounds: int, work: Path
 
 def serve_memory(model_dir: Path, files: list[Path], work: Path) -> dict:
     """memo-mcp over a fresh copy of `files`: searched until complete, then ten times."""
-    from _floor import INITIALIZE
 
     folder = work / "served"
     for f in files:
@@ -217,27 +216,7 @@ def serve_memory(model_dir: Path, files: list[Path], work: Path) -> dict:
         (folder / f.name).write_bytes(f.read_bytes())
     env = {**os.environ, "MEMO_MODEL_DIR": str(model_dir), "MEMO_CACHE_DIR": str(work / "cache"),
            "MEMO_ROOTS": str(work)}  # fmt: skip
-    s = C.Stdio(env)
-    s.call("initialize", INITIALIZE["params"])  # type: ignore[arg-type]
-    t0 = time.perf_counter()
-    try:
-        searches = 0
-        while True:
-            _, text = s.tool("memo_search", {"path": str(folder), "query": QUERIES[searches % 8]})
-            searches += 1
-            if not text.startswith("("):  # an answer with no notice: indexing is complete
-                break
-            time.sleep(2)
-        complete_s = time.perf_counter() - t0
-        for q in QUERIES + QUERIES[:2]:
-            s.tool("memo_search", {"path": str(folder), "query": q})
-        status = Path(f"/proc/{s.proc.pid}/status").read_text().splitlines()
-        mb = {line.split(":")[0]: int(line.split()[1]) / 1024 for line in status
-              if line.startswith(("VmHWM", "VmRSS"))}  # fmt: skip
-    finally:
-        s.close()
-    return {"complete_after_s": round(complete_s, 1), "searches_until_complete": searches,
-            "peak_mb": round(mb["VmHWM"]), "rss_mb": round(mb["VmRSS"])}  # fmt: skip
+    return C.serve_until_complete(env, folder, QUERIES, QUERIES + QUERIES[:2])
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -265,7 +244,7 @@ def main(argv: list[str] | None = None) -> dict:
         with tempfile.TemporaryDirectory(prefix="memo-e5-serve-") as tmp:
             result["serve"] = served = serve_memory(dirs["new"], files, Path(tmp))
         print(f"memo-mcp, new model: complete after {served['complete_after_s']} s "
-              f"({served['searches_until_complete']} searches); peak {served['peak_mb']} MB, "
+              f"({served['searches']} searches); peak {served['peak_mb']} MB, "
               f"resident {served['rss_mb']} MB after 10 more searches")  # fmt: skip
         if args.only_serve:
             C.write_json(args.json, result)
