@@ -2,7 +2,8 @@
 the top 3, and nDCG@10, per site and direction.
 
     python bench/realsets.py [--sets k8s-en,vkcloud-ru] [--modes hybrid,vec,lex]
-        [--split all|train|test] [--json out.json] [--model-dir DIR | --no-model]
+        [--split all|train|test] [--near-duplicate 0.7] [--json out.json]
+        [--model-dir DIR | --no-model]
 
 Each set in bench/realsets/<name>/ (SOURCE.md says where its pages come from and under which
 licence) is a corpus of Markdown pages (`corpus.tar.xz`, unpacked once into the work folder;
@@ -14,7 +15,9 @@ questions give two directions (the question's language → the pages').
 
 Searches run through the engine as a user's do (`Searcher.search`, k=10, no refresh). "First"
 and "top 3" read the hits as a reader sees them (a page counts once it is shown);
-nDCG@10 reads files in the order of their first hit. `--split` halves a set by the parity
+nDCG@10 reads files in the order of their first hit. "Copies": top-3 hits that stand for
+near-duplicates (`also_in`); "named": questions whose answer is one of those, named under a
+top-3 hit (`--near-duplicate` sweeps the rule's threshold). `--split` halves a set by the parity
 of its questions' numbers (train: even), for tuning on one half and reporting the other.
 """
 
@@ -89,7 +92,8 @@ def run(args: argparse.Namespace) -> dict:
     out: dict = {"engine": C.engine_version(), "split": args.split, "sets": {}}
     print(f"engine {out['engine']}, model {embedder.model_id if embedder else 'none'}, "
           f"split {args.split}")  # fmt: skip
-    print(f"{'set':24} {'mode':7} {'n':>4} {'nDCG@10':>14} {'first':>6} {'top 3':>6} {'time':>6}")
+    print(f"{'set':24} {'mode':7} {'n':>4} {'nDCG@10':>14} {'first':>6} {'top 3':>6} "
+          f"{'copies':>6} {'named':>5} {'time':>6}")  # fmt: skip
     for name in args.sets.split(",") if args.sets else names(args.sets_dir):
         pages = corpus(name, args.workdir, args.sets_dir)
         root, built = C.cached_index(pages, args.workdir, tuning, embedder)
@@ -103,26 +107,31 @@ def run(args: argparse.Namespace) -> dict:
                 label = f"{name[: -len(site) - 1]} {lang}→{site}"
                 for mode in modes:
                     t0 = time.perf_counter()
-                    got = [
-                        judge(
-                            list(s.search(q["text"], k=10, mode=mode, refresh=False)), q["answers"]
-                        )
-                        for q in mine
-                    ]
+                    got, copies, named = [], 0, 0
+                    for q in mine:
+                        hits = list(s.search(q["text"], k=10, mode=mode, refresh=False))
+                        got.append(judge(hits, q["answers"]))
+                        folded = [Path(p).relative_to(root).as_posix()
+                                  for h in hits[:3] for p in h.also_in]  # fmt: skip
+                        copies += sum(bool(h.also_in) for h in hits[:3])
+                        named += any(q["answers"].get(p, 0) > 0 for p in folded)
                     nd = [g[0] for g in got]
                     m, ci = C.mean_ci(nd)
                     first, top3 = sum(g[1] for g in got), sum(g[2] for g in got)
                     out["sets"].setdefault(label, {})[mode] = {
                         "n": len(mine), "ndcg": round(m, 4), "ndcg_ci95": round(ci, 4),
-                        "first": first, "top3": top3, "_ndcg": nd,
+                        "first": first, "top3": top3, "copies": copies, "named": named,
+                        "_ndcg": nd,
                     }  # fmt: skip
                     print(f"{label:24} {mode:7} {len(mine):>4} {m:>8.4f} ±{ci:.3f} {first:>6} "
-                          f"{top3:>6} {time.perf_counter() - t0:>5.1f}s", flush=True)  # fmt: skip
+                          f"{top3:>6} {copies:>6} {named:>5} {time.perf_counter() - t0:>5.1f}s",
+                          flush=True)  # fmt: skip
     for mode in modes:
         rows = [v[mode] for v in out["sets"].values() if mode in v]
         n = sum(r["n"] for r in rows)
         print(f"{'all':24} {mode:7} {n:>4} {'':>14} {sum(r['first'] for r in rows):>6} "
-              f"{sum(r['top3'] for r in rows):>6}")  # fmt: skip
+              f"{sum(r['top3'] for r in rows):>6} {sum(r['copies'] for r in rows):>6} "
+              f"{sum(r['named'] for r in rows):>5}")  # fmt: skip
     C.write_json(args.json, out)
     return out
 
@@ -134,9 +143,19 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--split", default="all", choices=("all", "train", "test"))
     p.add_argument("--json", type=Path, default=None)
     p.add_argument("--sets-dir", type=Path, default=SETS, help="where the sets are")
+    p.add_argument(
+        "--near-duplicate",
+        type=float,
+        default=None,
+        help="the shingle overlap that makes two passages copies (search.page; >1: none)",
+    )
     C.add_model_args(p)
     args = p.parse_args(argv)
     C.apply_model_args(args)
+    if args.near_duplicate is not None:  # the engine's rule, swept here (bench only)
+        from memo_core.search import page
+
+        page.NEAR_DUPLICATE = args.near_duplicate
     return run(args)
 
 

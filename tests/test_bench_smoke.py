@@ -313,6 +313,13 @@ def test_realsets_smoke(tmp_path: Path, model_dir: Path, monkeypatch: pytest.Mon
     (pages / "guide").mkdir(parents=True)
     for i, (title, words) in enumerate(TOPICS):
         (pages / "guide" / f"p{i}.md").write_text(f"# {title}\n\n{words}\n", "utf-8")
+    # A page and its archived copy: the question's answer is the copy, named under the hit.
+    copy = (
+        "# Kvass\n\nKvass wants rye bread, water, sugar and a little yeast, then two warm days.\n"
+    )
+    (pages / "archive").mkdir()
+    for folder in ("guide", "archive"):
+        (pages / folder / "kvass.md").write_text(copy, "utf-8")
     sets = tmp_path / "sets" / "tiny-en"
     sets.mkdir(parents=True)
     with tarfile.open(sets / "corpus.tar.xz", "w:xz") as tar:
@@ -321,13 +328,16 @@ def test_realsets_smoke(tmp_path: Path, model_dir: Path, monkeypatch: pytest.Mon
         for i, (_, words) in enumerate(TOPICS):
             q = {"id": f"tiny-{i}", "lang": "ru" if i % 2 else "en", "text": words.split()[0]}
             f.write(json.dumps(q | {"answers": {f"guide/p{i}.md": 2}, "kind": "keywords"}) + "\n")
+        q = {"id": "tiny-9", "lang": "en", "text": "kvass", "answers": {"archive/kvass.md": 2}}
+        f.write(json.dumps(q) + "\n")
     monkeypatch.setenv("MEMO_MODEL_DIR", str(model_dir))
     out = _load("realsets").main(
         ["--sets-dir", str(tmp_path / "sets"), "--workdir", str(tmp_path / "w")]
     )
     assert set(out["sets"]) == {"tiny en→en", "tiny ru→en"}
     lex = out["sets"]["tiny en→en"]["lex"]
-    assert lex["n"] == 6 and 0 <= lex["first"] <= lex["top3"] <= 6 and 0 <= lex["ndcg"] <= 1
+    assert lex["n"] == 7 and 0 <= lex["first"] <= lex["top3"] <= 7 and 0 <= lex["ndcg"] <= 1
+    assert lex["copies"] >= 1 and lex["named"] == 1  # the archived answer, under the current
     assert set(out["sets"]["tiny ru→en"]) == {"hybrid", "vec", "lex"}
 
 

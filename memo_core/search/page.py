@@ -22,9 +22,9 @@ from typing import Generic, TypeVar
 
 from memo_core.text import textnorm
 
-# Word 3-shingles two passages must share (Jaccard) to be copies: chosen on the real
-# question sets (bench/answers_lab.py --report dupes), where sibling pages that answer
-# differently (the same procedure for two products) share under .5 and copies over .8.
+# Word 3-shingles two passages must share (Jaccard) to be copies: on the real question
+# sets (bench/realsets.py --near-duplicate) .7 folds 12 top-3 hits' copies and loses no
+# answer from the top 3, .5 folds 33 and loses one (BENCHMARKS.md, "Two models").
 NEAR_DUPLICATE = 0.7
 SHINGLE = 3
 # A passage of fewer words is never a copy of another: short ones say alike what differs
