@@ -44,9 +44,13 @@ def refreshed(
     # A background refresh that failed with no one waiting is said in this answer, once,
     # unless this call's refresh (a new try) has succeeded by then.
     failed = {c: c.unreported_failure() for c in due}
-    if budget is not None:
-        for c in due:
-            c.start_refresh(embedder, progress, let_go=many)
+    # Every refresh starts before any is waited for; each one waited for is the one
+    # started here, even when it has ended by then (starting another would walk again).
+    jobs = (
+        {c: c.start_refresh(embedder, progress, let_go=many) for c in due}
+        if budget is not None
+        else {}
+    )
     notices: list[Notice] = []
     short: list[tuple[str, ResourceLimitError]] = []  # said once for them all
     for c in due:
@@ -56,7 +60,13 @@ def refreshed(
             else:
                 start = partial(c.start_refresh, embedder, progress, let_go=many)
                 stats = wait_within(
-                    start, progress, budget, called, model=embedder is not None, small=small
+                    start,
+                    progress,
+                    budget,
+                    called,
+                    model=embedder is not None,
+                    small=small,
+                    started=jobs[c],
                 )
         except ResourceLimitError as e:  # out of files, a full disk: what is saved answers
             short.append((str(c.root), e))

@@ -199,11 +199,13 @@ def wait_within(
     *,
     model: bool,
     small: SmallWork = NO_SMALL_WORK,
+    started: RefreshJob | None = None,
 ) -> RefreshStats:
     """Start a refresh (or join the one running: `start`) and wait for it until `budget`
     seconds after `called` (the caller's start; earlier when a refresh was already running:
     its own start counts): past that, what is committed answers, and the notice says how far
-    indexing got.
+    indexing got. `started`: the refresh this caller started already (maybe done by now:
+    it is the caller's, and not started again).
 
     A change completed before the call is in the answer when it is in time: a refresh
     already running when the call came in may have walked before the change, so it is
@@ -213,7 +215,7 @@ def wait_within(
     whose work left is `small` is waited for on, up to `small.within_s` from the call."""
     deadline: float | None = None
     while True:
-        job = start()
+        job, started = started or start(), None
         deadline = deadline or min(called, job.started) + budget
         # A refresh that began before the call may have walked before a change made just
         # before it: if it is making vectors for long, it takes in the newer words first,
