@@ -309,6 +309,23 @@ def test_a_search_loads_the_model_once_and_indexing_gets_a_session_of_its_own(
     np.testing.assert_allclose(as_queries, e.embed(texts, query=True), rtol=1e-5, atol=1e-6)
 
 
+def test_a_model_loaded_with_one_session_indexes_on_the_queries_session(
+    tiny_model_dir: Path,
+) -> None:
+    """A pair's second model: a server asked while it indexes holds it once (memo-mcp with
+    the default pair peaked at 815 MB with two sessions of use-m3, 608 MB with one)."""
+    e = load_model_dir(tiny_model_dir, one_session=True)
+    first = e._session
+    texts = ["restic backup", "кошка и собака"]
+    as_queries = e.embed(texts, query=True)
+    many = e.embed(["cabbage bowl"] * (FEW_PASSAGES + 1) + texts)
+    assert e._session is first and e._passages is None and e._workers is None
+    both = load_model_dir(tiny_model_dir)  # the same vectors as on two sessions
+    np.testing.assert_allclose(many, both.embed(["cabbage bowl"] * (FEW_PASSAGES + 1) + texts),
+                               rtol=1e-5, atol=1e-6)  # fmt: skip
+    np.testing.assert_allclose(as_queries, both.embed(texts, query=True), rtol=1e-5, atol=1e-6)
+
+
 def test_indexing_runs_texts_two_at_once_only_where_none_is_padded(
     tiny_model_dir: Path, tiny_e5_installed: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

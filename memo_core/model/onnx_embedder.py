@@ -56,21 +56,25 @@ INDEXING_WORKERS = 2
 _SHA256 = re.compile("[0-9a-f]{64}")
 
 
-def load_model_dir(path: str | Path, *, ready: bool = True) -> OnnxEmbedder:
+def load_model_dir(
+    path: str | Path, *, ready: bool = True, one_session: bool = False
+) -> OnnxEmbedder:
     """Load the model directory at `path`; raises ModelUnavailableError naming what is wrong.
 
     `ready=False`: where the folder names the model's dimension, return once what it says is
     checked (`model_id` and `dim` are known) while onnxruntime loads the graph on a thread
     of its own (a search walks meanwhile); `Embedder.ready` waits for it and raises what
-    went wrong, and so does the first embedding."""
-    return OnnxEmbedder(Path(path).expanduser(), ready=ready)
+    went wrong, and so does the first embedding. `one_session`: queries and passages share
+    one session always (memory over indexing speed: a pair's second model)."""
+    return OnnxEmbedder(Path(path).expanduser(), ready=ready, one_session=one_session)
 
 
 class OnnxEmbedder(Embedder):
     """Runs a model directory of kind "text" (strings in), "bert" or "siglip" (token ids in)."""
 
-    def __init__(self, model_dir: Path, *, ready: bool = True) -> None:
+    def __init__(self, model_dir: Path, *, ready: bool = True, one_session: bool = False) -> None:
         self.path = model_dir
+        self._shared = one_session
         cfg = self._read_config()
         kind = cfg.get("kind")
         if not isinstance(kind, str) or kind not in _KIND_DEFAULTS:
@@ -389,20 +393,21 @@ class OnnxEmbedder(Embedder):
     def _session_for(self, query: bool, texts: int) -> tuple[Any, ThreadPoolExecutor | None]:
         """The session to embed `texts` texts on, and the threads its runs share (None: one
         run at a time). Where one session serves all (`_one_session`), passages run
-        INDEXING_WORKERS at a time on it. Otherwise queries run on one that does not spin
+        INDEXING_WORKERS at a time on it; a model loaded `one_session` runs everything on
+        its first session too, as its queries do. Otherwise queries run on one that does not spin
         after a run, and so do the first FEW_PASSAGES passages; then passages get one that
         spins (faster batches), runs INDEXING_WORKERS at a time, and the first is dropped if
         no query used it (a `memo index` holds one model, not two; a query later loads it
         again)."""
         with self._load_lock:
             one = self._one_session()
-            if query or one:
+            if query or one or self._shared:
                 if self._session is None:
                     self._session = self._load_session(
                         self._onnx_path, spinning=False, threads=1 if one else 0
                     )
                 self._queried = self._queried or query
-                return self._session, self._indexing_pool() if not query else None
+                return self._session, self._indexing_pool() if one and not query else None
             if self._passages is None:
                 self._few += texts
                 if self._few <= FEW_PASSAGES and self._session is not None:
