@@ -24,7 +24,12 @@ from memo_core import ModelSource, settings
 from memo_core.errors import ModelUnavailableError
 from memo_core.model.embedder import Embedder
 from memo_core.model.facts import FACTS_FILE
-from memo_core.model.onnx_embedder import FEW_PASSAGES, OnnxEmbedder, load_model_dir
+from memo_core.model.onnx_embedder import (
+    FEW_PASSAGES,
+    LEAN_BATCH_CHARS,
+    OnnxEmbedder,
+    load_model_dir,
+)
 
 DIM = 8
 TEXTS = [
@@ -309,12 +314,14 @@ def test_a_search_loads_the_model_once_and_indexing_gets_a_session_of_its_own(
     np.testing.assert_allclose(as_queries, e.embed(texts, query=True), rtol=1e-5, atol=1e-6)
 
 
-def test_a_model_loaded_with_one_session_indexes_on_the_queries_session(
+def test_a_lean_model_indexes_on_the_queries_session_in_small_batches(
     tiny_model_dir: Path,
 ) -> None:
     """A pair's second model: a server asked while it indexes holds it once (memo-mcp with
-    the default pair peaked at 815 MB with two sessions of use-m3, 608 MB with one)."""
-    e = load_model_dir(tiny_model_dir, one_session=True)
+    the default pair peaked at 815 MB with two sessions of use-m3, 608 MB with one, 511 MB
+    with batches of 2,000 characters)."""
+    e = load_model_dir(tiny_model_dir, lean=True)
+    assert e.max_batch_chars == LEAN_BATCH_CHARS < load_model_dir(tiny_model_dir).max_batch_chars
     first = e._session
     texts = ["restic backup", "кошка и собака"]
     as_queries = e.embed(texts, query=True)

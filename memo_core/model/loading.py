@@ -153,9 +153,9 @@ class ModelSource:
         source = self.source
         if self.custom or not isinstance(source, PairSource):
             return first
-        # The second model's tenth of the say needs no faster batches than one session
-        # gives: a server asked while it indexes holds it once, not twice.
-        second = load_model_dir(model_dir_of(source.second), ready=ready, one_session=True)
+        # The second model's tenth of the say needs no faster batches: it is loaded lean
+        # (one session, small batches), so a server asked while it indexes holds it once.
+        second = load_model_dir(model_dir_of(source.second), ready=ready, lean=True)
         return paired(source, first, second)
 
     def _install(self, allowed: bool) -> None:

@@ -50,31 +50,34 @@ FUSION_KEYS = ("dense_weight", "dense_top", "lex_full_strength", "lex_strength_p
 # Passages embedded on the first session before indexing gets a session of its own: a
 # one-shot search's refresh after a few edits stays within it (one model load, not two).
 FEW_PASSAGES = 256
+# A `lean` model's padded batches hold at most this many characters (about one passage):
+# use-m3 as the pair's second model in memo-mcp over 300 pages peaked at 608 MB with
+# batches of 8,000, 511 MB with 2,000 (a padded batch's activations grow with it).
+LEAN_BATCH_CHARS = 2000
 # Indexing a model that is never padded (a run per text) runs two texts at once, each on
 # half the cores: on 2 cores 8-12 % more than one run at a time on both (e5-small).
 INDEXING_WORKERS = 2
 _SHA256 = re.compile("[0-9a-f]{64}")
 
 
-def load_model_dir(
-    path: str | Path, *, ready: bool = True, one_session: bool = False
-) -> OnnxEmbedder:
+def load_model_dir(path: str | Path, *, ready: bool = True, lean: bool = False) -> OnnxEmbedder:
     """Load the model directory at `path`; raises ModelUnavailableError naming what is wrong.
 
     `ready=False`: where the folder names the model's dimension, return once what it says is
     checked (`model_id` and `dim` are known) while onnxruntime loads the graph on a thread
     of its own (a search walks meanwhile); `Embedder.ready` waits for it and raises what
-    went wrong, and so does the first embedding. `one_session`: queries and passages share
-    one session always (memory over indexing speed: a pair's second model)."""
-    return OnnxEmbedder(Path(path).expanduser(), ready=ready, one_session=one_session)
+    went wrong, and so does the first embedding. `lean`: memory over indexing speed (a pair's
+    second model): queries and passages share one session always, and a padded batch holds
+    at most LEAN_BATCH_CHARS characters."""
+    return OnnxEmbedder(Path(path).expanduser(), ready=ready, lean=lean)
 
 
 class OnnxEmbedder(Embedder):
     """Runs a model directory of kind "text" (strings in), "bert" or "siglip" (token ids in)."""
 
-    def __init__(self, model_dir: Path, *, ready: bool = True, one_session: bool = False) -> None:
+    def __init__(self, model_dir: Path, *, ready: bool = True, lean: bool = False) -> None:
         self.path = model_dir
-        self._shared = one_session
+        self._lean = lean
         cfg = self._read_config()
         kind = cfg.get("kind")
         if not isinstance(kind, str) or kind not in _KIND_DEFAULTS:
@@ -102,6 +105,8 @@ class OnnxEmbedder(Embedder):
         self.batch_size = self._opt(conf, "batch_size", int, None, 16)
         if self.padding == "none":  # a run holds one text: memory does not grow with a batch,
             self.max_batch_chars = 1 << 30  # and a batch's runs share the cores to its end
+        elif lean:
+            self.max_batch_chars = LEAN_BATCH_CHARS
         self.min_similarity = self._number(conf, "min_similarity", 1.0)
         self.min_margin = self._number(conf, "min_margin", 2.0)
         fusion = conf.get("fusion") or {}
@@ -393,7 +398,7 @@ class OnnxEmbedder(Embedder):
     def _session_for(self, query: bool, texts: int) -> tuple[Any, ThreadPoolExecutor | None]:
         """The session to embed `texts` texts on, and the threads its runs share (None: one
         run at a time). Where one session serves all (`_one_session`), passages run
-        INDEXING_WORKERS at a time on it; a model loaded `one_session` runs everything on
+        INDEXING_WORKERS at a time on it; a model loaded `lean` runs everything on
         its first session too, as its queries do. Otherwise queries run on one that does not spin
         after a run, and so do the first FEW_PASSAGES passages; then passages get one that
         spins (faster batches), runs INDEXING_WORKERS at a time, and the first is dropped if
@@ -401,7 +406,7 @@ class OnnxEmbedder(Embedder):
         again)."""
         with self._load_lock:
             one = self._one_session()
-            if query or one or self._shared:
+            if query or one or self._lean:
                 if self._session is None:
                     self._session = self._load_session(
                         self._onnx_path, spinning=False, threads=1 if one else 0
