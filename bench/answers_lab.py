@@ -1,7 +1,7 @@
 """The answers lab: every lever of "Answers, round 3" tried offline on many sets at once.
 
     python bench/answers_lab.py [--sets scifact,office,real] [--split train|test|all]
-        [--pages 1500] [--report levers,stacks,look,agree,fusion,floor,floors] [--json out.json]
+        [--pages 1500] [--report levers,stacks,look,depth,agree,fusion,floor,floors]
 
 For each set the engine's index is built once (words, e5-small's passage vectors), and the
 lab adds, cached beside it: use-m3's passage vectors, e5's sentence vectors (the passage's
@@ -334,7 +334,8 @@ class Policy:
     full: float = 1.5
     power: float = 2.0
     distinct: bool = False  # a page's passages: one note once (hit metrics only)
-    look_norm: str = "head"  # head: min-max in the head; pool: head scores over the pool
+    look_norm: str = "head"  # head: hybrid's own scale; pool: min-max over the pool
+    look_span: float = 0.0  # the sentence cosines' min-max span is at least this (absolute)
     agree: float = 0.0  # the vectors' weight raised by γ × (1 − agreement of the two sides)
     lex_gate: float = 0.0  # a word candidate's normalised score × min(1, its vec_n / τ)
     sent_mix: float = 0.0  # the vector side: (1 - a) passage + a best sentence (all rows)
@@ -410,9 +411,10 @@ def rank(q: QData, c: Corpus, p: Policy) -> list[tuple[int, float]]:
             lo, hi = out[-1][1], out[0][1]
             span = hi - lo if hi > lo else 1.0
             out = [(r, (s - lo) / span) for r, s in out]
+
         head = out[: p.second_depth]
         sv = np.array([float(q.cs[r]) for r, _ in head])
-        span = sv.max() - sv.min()
+        span = max(sv.max() - sv.min(), p.look_span)
         sn = (sv - sv.min()) / span if span > 0 else np.ones_like(sv)
         head = [(r, s + p.second_look * x) for (r, s), x in zip(head, sn, strict=True)]
         head.sort(key=lambda t: (-t[1], t[0]))
@@ -656,7 +658,10 @@ STACK = Policy(  # the engine's default (e5-small+use-m3)
     use_share=0.1,
     titled=True,
     second_look=0.6,
+    second_depth=20,
     second_gate="question",
+    look_norm="pool",
+    look_span=0.03,
     floor="gate",
     floor_shift=-0.04,
 )
@@ -798,7 +803,23 @@ def report_look(qsets: list[QSet]) -> None:
     show(qsets, pols)
 
 
+def report_depth(qsets: list[QSet]) -> None:
+    """The second look's depth, weight and scale ("pool": the ranked scores min-max
+    normalised over the pool first, as the engine does; "head": hybrid's own scale)."""
+    from dataclasses import replace
+
+    pols = {"today": STACK, "today vec": replace(STACK, mode="vec")}
+    for depth in (10, 20, 30):
+        for norm in ("pool", "head"):
+            for mu in (0.6, 0.8):
+                pols[f"d{depth} {norm} mu {mu:g}"] = replace(
+                    STACK, second_depth=depth, look_norm=norm, second_look=mu
+                )
+    show(qsets, pols)
+
+
 REPORTS: dict[str, Callable[[list[QSet]], Any]] = {
+    "depth": report_depth,
     "look": report_look,
     "agree": report_agree,
     "fusion": report_fusion,

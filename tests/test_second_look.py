@@ -17,7 +17,13 @@ from memo_core.model.onnx_embedder import load_model_dir
 from memo_core.model.pair import PairedEmbedder
 from memo_core.results import Explain
 from memo_core.search.ranking import Placed
-from memo_core.search.second_look import DEPTH, best_sentences, second_look, wants_second_look
+from memo_core.search.second_look import (
+    DEPTH,
+    MIN_SPAN,
+    best_sentences,
+    second_look,
+    wants_second_look,
+)
 
 WORDS = "beets cabbage bowl sings restic borscht kvass".split()
 
@@ -65,6 +71,24 @@ def test_the_head_is_rescored_by_its_best_sentence_the_rest_keeps_its_order() ->
     assert first.sentence == pytest.approx(1.0, abs=0.01) and first.ranked == pytest.approx(
         1 - 4 / 30
     )
+
+
+def test_sentences_nearly_alike_do_not_overturn_the_ranking() -> None:
+    # A small folder: every passage is in the head, and their best sentences differ by a
+    # hair (a third of MIN_SPAN). Stretched to the whole weight, that hair would put the
+    # last passage above the one before it; held to MIN_SPAN it gains a third of the weight.
+    placed = _placed(4)  # 1, 2/3, 1/3, 0 once min-max normalised
+    query = np.array([1.0, 0.0], np.float32)
+    hair = MIN_SPAN / 3
+    cosines = [0.8, 0.8, 0.8, 0.8 + hair]
+    blobs = {
+        i: pack(np.array([[c, float(np.sqrt(1 - c * c))]], np.float32))
+        for i, c in enumerate(cosines)
+    }
+    looked = second_look(placed, lambda head: {i: blobs[i] for i in range(len(head))}, query, 0.6)
+    assert [p.chunk for p in looked] == [0, 1, 2, 3]
+    assert looked[3].explain is not None
+    assert looked[3].explain.second_look == pytest.approx(0.6 / 3, abs=0.01)
 
 
 def test_no_sentences_and_no_weight_change_nothing() -> None:

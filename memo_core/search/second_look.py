@@ -4,9 +4,11 @@ A passage's vector is its mean meaning; a question is often answered by one sent
 passage that means, on the whole, something broader (a sibling paragraph of the same
 article then ranks first). So the `DEPTH` best passages of a question or a sentence-long
 query are looked at again: each one's best sentence (the largest cosine of the query to its
-sentences' vectors, `Store.sentence_vectors`), min-max normalised among them, times the
-model's `second_look`, is added to its score (the ranking's scores, min-max normalised over
-every ranked passage, so that the two add up the same in every mode). Titles and a few
+sentences' vectors, `Store.sentence_vectors`), min-max normalised among them (over a span
+of at least `MIN_SPAN`: in a small folder the head is nearly every note, and cosines .01
+apart must not weigh as if they were far apart), times the model's `second_look`, is added
+to its score (the ranking's scores, min-max normalised over every ranked passage, so that
+the two add up the same in every mode). Titles and a few
 keywords are not looked at again: a title names a page, not a sentence of it, and on the
 train sets the second look lost there what it gained on questions (BENCHMARKS.md).
 """
@@ -22,10 +24,13 @@ from memo_core.index.vectors import unpack
 from memo_core.results import Explain
 from memo_core.search.ranking import Placed
 
-DEPTH = 10  # how many of the best passages are looked at again (chosen on train sets)
+DEPTH = 20  # how many of the best passages are looked at again (chosen on train sets)
 # A query of this many words or more, or one that asks (ends in "?"), is a question or a
 # sentence: it gets a second look.
 SENTENCE_WORDS = 6
+# The smallest spread of best-sentence cosines taken as their whole range (the sentence
+# model's cosines; on the train sets the spread is wider and this changes nothing).
+MIN_SPAN = 0.03
 
 # Sentence vectors of placed passages, by their place in the ranked list (the reader opens
 # each collection's snapshot as it must).
@@ -67,10 +72,9 @@ def second_look(
     known = [b for b in best if b is not None]
     if not known:
         return normed
-    low, top = min(known), max(known)
-    gain = [
-        0.0 if b is None else weight * ((b - low) / (top - low) if top > low else 1.0) for b in best
-    ]
+    low = min(known)
+    span = max(max(known) - low, MIN_SPAN)
+    gain = [0.0 if b is None else weight * (b - low) / span for b in best]
     raw = scores[:DEPTH]
     looked = [
         replace(p, score=p.score + g, explain=_explained(p, r, b, g))
