@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memo_core import SERVER_REFRESH_BUDGET_S, refresh_budget
+from memo_core import SERVER_REFRESH_BUDGET_S, Message, refresh_budget
 
 if TYPE_CHECKING:
     from memo_core import Engine
@@ -28,11 +28,13 @@ class LazyEngine:
         self,
         roots: Sequence[Path],
         engine: Engine | None = None,
-        say: Callable[[str], None] | None = None,
+        say: Callable[[object], None] | None = None,
     ) -> None:
         self.roots = list(roots)
         self._engine = engine
-        self._say = say  # how a model install the engine starts says each step (stderr)
+        # How the engine's messages reach the user (stderr: stdout is the protocol's): a
+        # model install's steps, a close that does not wait; worded in their language.
+        self._say = say
         self._lock = threading.Lock()
 
     def get(self) -> Engine:
@@ -62,7 +64,8 @@ class LazyEngine:
         closing.start()
         closing.join(seconds)
         if closing.is_alive():
-            log.warning(
-                "memo-mcp: an index is still busy (a folder that does not answer?); "
-                "not waiting for it"
-            )
+            busy = Message("mcp.still_busy")
+            if self._say is not None:
+                self._say(busy)
+            else:
+                log.warning("memo-mcp: %s", busy.key)

@@ -21,6 +21,10 @@ TEXTS: dict[str, tuple[str, str]] = {
         "пока ничего не найдено: по смыслу искали в {done} из {total} фрагментов",
         "nothing found yet: {done} of {total} chunks could be searched by meaning so far",
     ),
+    "hits.none_yet_no_vectors": (
+        "пока ничего не найдено по словам; векторов ещё нет ни у одного из {total} фрагментов",
+        "nothing found by words yet; no chunk of {total} has vectors so far",
+    ),
     "hits.none_yet_model": (
         "пока ничего не найдено по словам; по смыслу искать можно будет, когда установится модель",
         "nothing found by words yet; search by meaning comes once the model is installed",
@@ -78,6 +82,10 @@ TEXTS: dict[str, tuple[str, str]] = {
     "notice.embedding": (
         "векторы: {done} из {total} фрагментов; поиск по смыслу пока по части заметок",
         "vectors: {done} of {total} chunks; search by meaning covers part of the notes so far",
+    ),
+    "notice.embedding_none": (
+        "векторов пока нет ни у одного из {total} фрагментов; ответ по словам",
+        "no chunk has vectors yet ({total}); answered by words",
     ),
     "notice.sentences": (
         "векторы предложений: {done} из {total} фрагментов; уточнение первой страницы пока "

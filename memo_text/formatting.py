@@ -74,7 +74,8 @@ def notice_text(n: Notice, lang: Lang = Lang.RU) -> str:
         named = _listed(n.folders, n.total, lang)
         return where + lang.text("notice.not_searched", total=n.total, named=named, why=detail)
     if n.kind is NoticeKind.EMBEDDING:
-        return where + lang.text("notice.embedding", done=n.done, total=n.total)
+        key = "notice.embedding" if n.done else "notice.embedding_none"  # not "part" of none
+        return where + lang.text(key, done=n.done, total=n.total)
     if n.kind is NoticeKind.SENTENCES:
         return where + lang.text("notice.sentences", done=n.done, total=n.total)
     if n.kind is NoticeKind.REBUILT:
@@ -140,7 +141,8 @@ def none_text(notices: list[Notice], lang: Lang = Lang.RU) -> str:
     vectors = [n for n in notices if n.kind is NoticeKind.EMBEDDING]
     if vectors:
         done, total = sum(n.done for n in vectors), sum(n.total for n in vectors)
-        return lang.text("hits.none_yet_vectors", done=done, total=total)
+        key = "hits.none_yet_vectors" if done else "hits.none_yet_no_vectors"
+        return lang.text(key, done=done, total=total)
     installing = [n for n in notices if getattr(n.detail, "key", "") == "model.installing"]
     if installing:
         return lang.text("hits.none_yet_model")
@@ -317,6 +319,16 @@ def iso_time(ts: float | None, lang: Lang = Lang.RU) -> str:
     if ts is None:
         return lang.text("time.never")
     return datetime.fromtimestamp(ts).astimezone().isoformat(timespec="seconds")
+
+
+def status_data(s: CollectionStatus) -> dict[str, Any]:
+    """A collection's status as data (`memo status --json`, `memo://collections`): its
+    fields, the times as ISO 8601 text in local time with its offset (None: never)."""
+    data = dataclasses.asdict(s)
+    for key in ("updated_at", "refreshed_at"):
+        ts = data[key]
+        data[key] = None if ts is None else iso_time(ts)
+    return data
 
 
 def format_status(statuses: Sequence[CollectionStatus], lang: Lang = Lang.RU) -> str:

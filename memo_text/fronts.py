@@ -11,6 +11,10 @@ TEXTS: dict[str, tuple[str, str]] = {
         "empty notes skipped: {count} (the list: memo index --list-empty)",
     ),
     "cli.interrupted": ("прервано", "interrupted"),
+    "cli.answer_now": (
+        "ответ по уже проиндексированному; ещё раз Ctrl-C — выход",
+        "answering from what is indexed; Ctrl-C again to quit",
+    ),
     "cli.model_ready": ("модель готова: {path}", "model ready: {path}"),
     "cli.model_when": (
         "memo использует её, если задано MEMO_MODEL={name} (сейчас: {current})",
@@ -194,6 +198,12 @@ TEXTS: dict[str, tuple[str, str]] = {
     # -- memo-mcp's tools ----------------------------------------------------------------
     # The protocol's own text for an unknown tool, the same in both languages (clients match it).
     "mcp.unknown_tool": ("unknown tool: {name}", "unknown tool: {name}"),
+    "mcp.still_busy": (
+        "индекс ещё занят (идёт индексация или папка не отвечает); выход без ожидания: "
+        "прерванная работа продолжится со следующего запуска",
+        "an index is still busy (indexing, or a folder that does not answer); leaving "
+        "without waiting: the work left goes on at the next start",
+    ),
     "mcp.listing_slow": (
         "поиск индексов в разрешённых папках занял больше {seconds:g} с (папка не отвечает, "
         "отключённый сетевой диск?); он продолжается: прочитайте позже",

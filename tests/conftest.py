@@ -6,6 +6,7 @@ import os
 import shutil
 import signal
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -173,6 +174,19 @@ class PacedEmbedder(Embedder):
     def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
         if not query:
             time.sleep(self.pause)
+        return self.inner.embed_batch(texts, query=query)
+
+
+class BlockedEmbedder(Embedder):
+    """A real tiny model whose note batches block until `gate` is set (queries do not)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner, self.model_id, self.dim = inner, inner.model_id, inner.dim
+        self.gate = threading.Event()
+
+    def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        if not query:
+            assert self.gate.wait(120)
         return self.inner.embed_batch(texts, query=query)
 
 

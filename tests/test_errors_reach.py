@@ -14,12 +14,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import HANG_S, write_notes
+from conftest import HANG_S, BlockedEmbedder, write_notes
 
 from memo_core import Embedder, Engine, FolderChangedError, ModelSource, NoticeKind
 from memo_core.collection import CLOSE_WAIT_S
 from memo_core.index.jobs import NO_SMALL_WORK as LONG  # a slow model: no folder is small
-from memo_text import format_status, notice_text
+from memo_mcp.lazy import LazyEngine
+from memo_text import Lang, format_status, notice_text
 
 
 class FailingEmbedder(Embedder):
@@ -36,19 +37,6 @@ class FailingEmbedder(Embedder):
             time.sleep(self.pause)
             if self.failing.is_set():
                 raise RuntimeError("the model crashed")
-        return self.inner.embed_batch(texts, query=query)
-
-
-class BlockedEmbedder(Embedder):
-    """A real tiny model whose note batches block until `gate` is set (queries do not)."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self.inner, self.model_id, self.dim = inner, inner.model_id, inner.dim
-        self.gate = threading.Event()
-
-    def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
-        if not query:
-            assert self.gate.wait(120)
         return self.inner.embed_batch(texts, query=query)
 
 
@@ -160,10 +148,13 @@ def test_a_vanished_folder_does_not_wait_for_its_stuck_refresh(
         e.close()
 
 
+# The time it takes is asserted in the slow run only (a busy machine slows any close).
+@pytest.mark.parametrize("timed", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_closing_returns_within_a_bound_when_a_refresh_is_stuck(
     tmp_path: Path,
     tiny_embedder: Embedder,
     caplog: pytest.LogCaptureFixture,
+    timed: bool,
 ) -> None:
     home = tmp_path / "home"
     twenty_notes(home / "a")
@@ -175,9 +166,10 @@ def test_closing_returns_within_a_bound_when_a_refresh_is_stuck(
         closing = threading.Thread(target=e.close, daemon=True)
         t0 = time.monotonic()
         closing.start()
-        closing.join(10)
-        # One bound for both, the default one.
-        assert not closing.is_alive() and time.monotonic() - t0 < CLOSE_WAIT_S + 2
+        closing.join(HANG_S)
+        assert not closing.is_alive()
+        if timed:  # one bound for both, the default one (not one each)
+            assert time.monotonic() - t0 < CLOSE_WAIT_S + 2
         stuck = [r for r in caplog.records if r.name == "memo" and "did not stop" in r.getMessage()]
         assert len(stuck) == 2 and all(r.levelno == logging.WARNING for r in stuck)
     finally:
@@ -234,3 +226,23 @@ def test_an_expected_failure_in_the_background_is_one_line_in_the_log(
     [record] = said
     assert (record.exc_info is not None) is traceback
     assert "\n" not in record.getMessage()
+
+
+def test_memo_mcp_leaving_a_busy_index_says_so_in_the_users_language(
+    tmp_path: Path, tiny_embedder: Embedder
+) -> None:
+    """memo-mcp's exit waits a bound for its indexes; past it, one line in the user's
+    language that says what is going on (it was once English, and blamed the folder)."""
+    notes = twenty_notes(tmp_path / "notes")
+    model = BlockedEmbedder(tiny_embedder)
+    said: list[object] = []
+    e = Engine(models=ModelSource(model), refresh_budget_s=0.2, small=LONG)
+    try:
+        e.search(notes, "cat 7", mode="hybrid")  # its vectors stuck in a batch
+        LazyEngine([tmp_path], engine=e, say=said.append).close_within(0.05)
+    finally:
+        model.gate.set()
+        e.close()
+    [busy] = said
+    assert Lang.RU.word(busy).startswith("индекс ещё занят (идёт индексация или папка")
+    assert Lang.EN.word(busy).startswith("an index is still busy (indexing, or a folder")

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO, PacedEmbedder, many_notes, write_notes
+from conftest import REPO, BlockedEmbedder, PacedEmbedder, many_notes, write_notes
 
 from memo_core import Embedder, Engine, ModelSource, NoticeKind, Tuning
 from memo_core.index.jobs import SmallWork
@@ -88,6 +88,41 @@ def test_a_folder_beyond_the_small_bound_answers_within_its_budget(
         [n] = first.notices
         assert n.kind is NoticeKind.EMBEDDING and n.total == 41
         assert first[0].relpath == "d7/n7.md"  # its words were all waited for
+
+
+def test_once_its_words_are_in_a_big_folder_answers_without_its_vectors(
+    tmp_path: Path, tiny_embedder: Embedder
+) -> None:
+    """A budget of ten minutes, vectors that never come while the search waits: the answer
+    comes once the words are in (and a short grace), by words, saying none has vectors yet.
+    Before, it waited the whole budget (the gate opens by itself after a minute, to fail
+    rather than hang)."""
+    notes = many_notes(tmp_path / "notes", 40)
+    held = BlockedEmbedder(tiny_embedder)
+    opener = threading.Timer(60, held.gate.set)
+    opener.start()
+    try:
+        with Engine(
+            models=ModelSource(held),
+            tuning=Tuning(batch_chunks=4),
+            refresh_budget_s=600,
+            small=SmallWork(files=100, chunks=20),  # its words are waited for, not its vectors
+        ) as e:
+            first = e.search(notes, "cat 7", mode="hybrid")
+            vectors_came = held.gate.is_set()
+            held.gate.set()
+            assert not vectors_came, "the search waited until the gate opened by itself"
+            assert first[0].relpath == "d7/n7.md"
+            [n] = first.notices
+            assert (n.kind, n.done, n.total) == (NoticeKind.EMBEDDING, 0, 41)
+            for lang, said in [
+                (Lang.RU, "векторов пока нет ни у одного из 41 фрагментов"),
+                (Lang.EN, "no chunk has vectors yet (41)"),
+            ]:
+                assert said in format_hits(first, lang=lang)
+    finally:
+        opener.cancel()
+        held.gate.set()
 
 
 def test_a_missing_model_installs_while_words_answer(

@@ -16,6 +16,10 @@ from memo_core.text.escapes import shown
 from memo_core.values import Notice, NoticeKind
 
 POLL_S = 0.05  # how often a waiter looks whether the words it waits for are in
+# Once the words an answer needs are in, how long a search still waits for the vectors
+# being made before it answers by what is in (a step about to land gets in; a long pass is
+# not waited for: every search would otherwise wait its whole budget until it ends).
+VECTORS_GRACE_S = 1.0
 
 log = logging.getLogger("memo")
 
@@ -100,9 +104,11 @@ class RefreshJob:
         words_since: float | None = None,
         *,
         behind_since: float | None = None,
+        vectors_until: float | None = None,
     ) -> bool:
         """Wait until the job is done (or, with `words_since`, has the words of every
-        change made before then; or all an answer needs is in, `behind`) or `deadline`
+        change made before then; or all an answer needs is in, `behind`, past
+        `vectors_until` (monotonic) even while vectors are still being made) or `deadline`
         (monotonic) passes, passing its progress to `progress` meanwhile; whether it got
         there."""
         if progress is not None:
@@ -115,9 +121,11 @@ class RefreshJob:
                 progress(latest)  # what was reported before this caller came
         try:
             while (left := deadline - time.monotonic()) > 0:
-                if self.done.wait(min(left, POLL_S)) or self._got(words_since, behind_since):
+                if self.done.wait(min(left, POLL_S)) or self._got(
+                    words_since, behind_since, vectors_until
+                ):
                     return True
-            return self.done.is_set() or self._got(words_since, behind_since)
+            return self.done.is_set() or self._got(words_since, behind_since, vectors_until)
         finally:
             if progress is not None:
                 with self._lock:
@@ -131,19 +139,22 @@ class RefreshJob:
         assert self.stats is not None
         return self.stats
 
-    def _got(self, words_since: float | None, behind_since: float | None) -> bool:
+    def _got(
+        self, words_since: float | None, behind_since: float | None, vectors_until: float | None
+    ) -> bool:
         if words_since is not None and self.gate.fresh(words_since):
             return True
-        return self.behind(behind_since)
+        vectors = vectors_until is not None and time.monotonic() >= vectors_until
+        return self.behind(behind_since, vectors=vectors)
 
-    def behind(self, since: float | None = None) -> bool:
+    def behind(self, since: float | None = None, *, vectors: bool = False) -> bool:
         """Whether all an answer needs is in while the job goes on: only its sentences'
-        vectors (the second look's, which sees those done so far) are still coming, and
-        (`since`) the words of every change made before then are in."""
+        vectors (the second look's, which sees those done so far) are still coming, or
+        (`vectors`) passages' vectors too, which an answer then goes without where they
+        are missing; and (`since`) the words of every change made before then are in."""
         p = self.progress
-        return (
-            p is not None and p.phase == "sentences" and (since is None or self.gate.fresh(since))
-        )
+        phases = ("sentences", "embed") if vectors else ("sentences",)
+        return p is not None and p.phase in phases and (since is None or self.gate.fresh(since))
 
     def activity(self) -> Notice:
         """How far the job got, as a notice: files indexed, chunks given vectors, or chunks
@@ -184,7 +195,7 @@ class SmallWork:
             return p.files_total <= self.files
         if p.phase == "sentences":
             return False  # an answer needs none of them
-        return (p.chunks_total or 0) <= self.chunks
+        return (p.chunks_total or 0) - p.chunks_before <= self.chunks  # this pass's work
 
 
 SMALL_WORK = SmallWork()
@@ -225,7 +236,14 @@ def wait_within(
         since = called if job.started < called else None
         if since is not None:
             job.gate.ask(since)
-        if not job.wait(deadline, progress, behind_since=since) and since is not None:
+        # Once the words are in, the vectors still being made are waited for only briefly:
+        # the answer says how many there are so far (a small folder's are waited for
+        # whole, below).
+        grace = called + VECTORS_GRACE_S
+        if (
+            not job.wait(deadline, progress, behind_since=since, vectors_until=grace)
+            and since is not None
+        ):
             job.wait(called + budget, progress, since)
         end = called + small.within_s
         while not job.done.is_set() and time.monotonic() < end and small.covers(job, called):
