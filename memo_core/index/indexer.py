@@ -43,6 +43,9 @@ class Progress:
     chunks_done: int
     chunks_total: int | None
     started: float
+    # Of `chunks_done`, those done before this refresh came to the pass (by an earlier
+    # run, or another process): counted, so a restart goes on from them, but not in its pace.
+    chunks_before: int = 0
 
     @property
     def elapsed(self) -> float:
@@ -50,6 +53,24 @@ class Progress:
 
 
 ProgressFn = Callable[[Progress], None]
+
+# A vectors pass commits in steps of about this long, whatever the machine's pace: a restart,
+# a kill or a second process goes on from the last step, and bars move with each.
+STEP_S = 2.0
+FIRST_STEP = 16  # passages in a pass's first step, before its pace is known
+
+
+class Steps:
+    """How many passages the next step of a pass takes: `FIRST_STEP`, then as many as the
+    last step's pace gets done in `STEP_S` seconds, at most `most` (`Tuning.batch_chunks`)."""
+
+    def __init__(self, most: int) -> None:
+        self.most = max(1, most)
+        self.size = min(self.most, FIRST_STEP)
+
+    def took(self, passages: int, seconds: float) -> None:
+        if passages > 0 and seconds > 0:
+            self.size = max(1, min(self.most, int(passages * STEP_S / seconds)))
 
 
 @dataclass
@@ -373,13 +394,16 @@ class Indexer:
     ) -> None:
         """Embed the chunks that have no vector yet, in batches (each text once)."""
         assert self.embedder is not None
-        total = self.store.count_without_vectors()
-        if not total or not self.embedder.usable():  # waits for a graph still loading
+        left = self.store.count_without_vectors()
+        if not left or not self.embedder.usable():  # waits for a graph still loading
             return
-        prog = Progress("embed", 0, 0, 0, total, t0)
+        before = self.store.count_chunks() - left
+        prog = Progress("embed", 0, 0, before, before + left, t0, chunks_before=before)
         if progress:
             progress(prog)  # words are all in: from here on, vectors
-        while rows := self.store.chunks_without_vectors(self.tuning.batch_chunks):
+        steps = Steps(self.tuning.batch_chunks)
+        while rows := self.store.chunks_without_vectors(steps.size):
+            begun = time.monotonic()
             if stop is not None and stop.is_set():
                 stats.stopped = True
                 return
@@ -404,6 +428,7 @@ class Indexer:
                 self.store.mark_updated()
             stats.chunks_embedded += len(texts)
             stats.chunks_vectored += len(rows)
+            steps.took(len(rows), time.monotonic() - begun)
             prog.chunks_done += len(rows)
             if progress:
                 progress(prog)
@@ -436,13 +461,16 @@ class Indexer:
         text once): the second look's vectors, made once every passage has its own."""
         assert self.embedder is not None
         model = self.embedder.sentence_model
-        total = self.store.count_without_sentences()
-        if model is None or not total or not model.usable():
+        left = self.store.count_without_sentences()
+        if model is None or not left or not model.usable():
             return
-        prog = Progress("sentences", 0, 0, 0, total, t0)
+        before = self.store.count_chunks() - left
+        prog = Progress("sentences", 0, 0, before, before + left, t0, chunks_before=before)
         if progress:
             progress(prog)
-        while rows := self.store.chunks_without_sentences(self.tuning.batch_chunks):
+        steps = Steps(self.tuning.batch_chunks)
+        while rows := self.store.chunks_without_sentences(steps.size):
+            begun = time.monotonic()
             if stop is not None and stop.is_set():
                 stats.stopped = True
                 return
@@ -469,6 +497,7 @@ class Indexer:
                     self.store.set_sentences(cid, known[h])
                 self.store.mark_updated()
             stats.sentences_embedded += len(flat)
+            steps.took(len(rows), time.monotonic() - begun)
             prog.chunks_done += len(rows)
             if progress:
                 progress(prog)

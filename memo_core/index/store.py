@@ -386,6 +386,9 @@ class Store:
         )
         return list(self.db.execute(sql, (limit,)))
 
+    def count_chunks(self) -> int:
+        return int(self._scalar("SELECT count(*) FROM chunks"))
+
     def count_without_vectors(self) -> int:
         return int(self._scalar("SELECT count(*) FROM chunks WHERE has_vec = 0"))
 
@@ -611,7 +614,7 @@ class Store:
         skipped = self._scalar(
             "SELECT count(*) FROM files WHERE note IS NOT NULL AND note NOT LIKE 'cut%'"
         )
-        return total - skipped, self._scalar("SELECT count(*) FROM chunks"), skipped
+        return total - skipped, self.count_chunks(), skipped
 
     def notes(self) -> list[tuple[str, FileNote]]:
         """(path, note) of every file that was skipped or cut."""

@@ -1,0 +1,63 @@
+"""A vectors pass commits in steps of about `STEP_S` seconds (memo_core/index/indexer.py,
+`Steps`) and counts from what is done: a restart, a kill or a second process goes on from
+the last step, and what it reports starts there, not at 0."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import many_notes
+
+from memo_core import Embedder, Engine, ModelSource, Tuning
+from memo_core.index.indexer import FIRST_STEP, STEP_S, Steps
+
+
+def test_steps_are_sized_by_the_pace_of_the_last() -> None:
+    steps = Steps(256)
+    assert steps.size == FIRST_STEP  # the pace is not known yet: a small first step
+    steps.took(16, STEP_S / 4)  # four times faster than a step should take
+    assert steps.size == 64
+    steps.took(64, STEP_S * 100)  # a crawl: one passage a step, never none
+    assert steps.size == 1
+    steps.took(10, 1e-6)  # a sprint: no more than the tuning's batch
+    assert steps.size == 256
+    steps.took(0, 1.0)  # nothing done says nothing of the pace
+    assert steps.size == 256
+    assert Steps(4).size == 4
+
+
+class CrashingEmbedder(Embedder):
+    """A real tiny model whose note batches fail after the first `good` (queries work)."""
+
+    def __init__(self, inner: Embedder, good: int) -> None:
+        self.inner, self.model_id, self.dim, self.good = inner, inner.model_id, inner.dim, good
+
+    def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        if not query:
+            if self.good <= 0:
+                raise RuntimeError("the model crashed")
+            self.good -= 1
+        return self.inner.embed_batch(texts, query=query)
+
+
+def test_a_pass_cut_short_goes_on_from_its_last_step(
+    tmp_path: Path, tiny_embedder: Embedder
+) -> None:
+    notes = many_notes(tmp_path / "notes", 40)  # 41 notes of one passage each
+    tuning = Tuning(batch_chunks=4)
+    with Engine(models=ModelSource(CrashingEmbedder(tiny_embedder, good=3)), tuning=tuning) as e:
+        with pytest.raises(RuntimeError, match="crashed"):
+            e.refresh(notes)
+        assert e.status(notes)[0].chunks_without_vectors == 41 - 3 * 4  # three steps landed
+    seen: list[tuple[str, int, int | None, int]] = []
+    with Engine(models=ModelSource(tiny_embedder), tuning=tuning) as e:
+        e.refresh(notes, progress=lambda p: seen.append(
+            (p.phase, p.chunks_done, p.chunks_total, p.chunks_before)
+        ))  # fmt: skip
+        assert e.status(notes)[0].chunks_without_vectors == 0
+    embed = [s for s in seen if s[0] == "embed"]
+    assert embed[0] == ("embed", 12, 41, 12)  # it starts where the other stopped
+    assert embed[-1] == ("embed", 41, 41, 12)
+    assert [s[1] for s in embed] == sorted(s[1] for s in embed)
