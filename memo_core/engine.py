@@ -23,6 +23,7 @@ from memo_core.errors import (
     InvalidArgumentError,
     ModelUnavailableError,
     NoteNotFoundError,
+    OutsideRootsError,
 )
 from memo_core.files.confine import allowed_roots, check_inside, real_path
 from memo_core.files.discovery import discover, resolve_path, within_reach
@@ -492,14 +493,23 @@ class Engine:
         judged from its own folder, which must lie inside the roots), and may end in a
         hit's `:line`: read around it, also as an answer shows it (a name's bytes that are
         not UTF-8 and its control characters escaped: `text.escapes.unshown`).
-        InvalidArgumentError for a bad span, before reading."""
-        try:
-            return self._read(folder, note, from_line, to_line, around, limit)
-        except NoteNotFoundError:
-            unescaped = unshown(note)
-            if unescaped == note:
-                raise
-            return self._read(folder, unescaped, from_line, to_line, around, limit)
+        InvalidArgumentError for a bad span, before reading. A relative `note` not found
+        below `folder` is tried relative to the current folder too: a hit's path as the
+        CLI prints it (`examples/notes/a.md:3` for `memo search examples/notes`)."""
+        tries = [note] + ([unescaped] if (unescaped := unshown(note)) != note else [])
+        tries += [os.path.abspath(t) for t in tries if not os.path.isabs(t)]
+        missing: NoteNotFoundError | None = None
+        for t in tries:
+            try:
+                return self._read(folder, t, from_line, to_line, around, limit)
+            except NoteNotFoundError as e:
+                missing = missing or e  # said of the note as it was asked for
+            except OutsideRootsError:
+                if missing is None:  # the note as asked for lies outside
+                    raise
+                # else a guess (the current folder) led outside: the note was not found
+        assert missing is not None
+        raise missing
 
     def _read(
         self,

@@ -378,6 +378,26 @@ def test_memo_read_escapes_what_a_terminal_would_obey(notes: Path, capsys) -> No
     assert capsys.readouterr().out.splitlines()[1] == "1\t# a\\x1b[2Jb\tc"
 
 
+@pytest.mark.parametrize("where", ["above", "inside", "elsewhere"])
+def test_memo_read_opens_every_hit_as_memo_search_printed_it(
+    allowed: Path, notes: Path, capsys, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """A hit's `path:line` as `memo search PATH` printed it (relative to the folder the search
+    ran in, or absolute), given to `memo read PATH` from that same folder."""
+    cwd = {"above": allowed, "inside": notes / "home", "elsewhere": allowed.parent}[where]
+    monkeypatch.chdir(cwd)
+    path = os.path.relpath(notes)  # PATH as the user typed it there
+    assert main(["search", path, "line", "--mode", "lex", "-k", "5"]) == 0
+    printed = re.findall(r"^(\S+:\d+)  ", capsys.readouterr().out, re.M)
+    assert printed, "the search found nothing"
+    for hit in printed:
+        assert main(["read", path, hit]) == 0, capsys.readouterr().err
+        out = capsys.readouterr().out
+        line = int(hit.rsplit(":", 1)[1])
+        target = (cwd / hit.rsplit(":", 1)[0]).resolve()
+        assert out.startswith(f"{target}: ") and line in dict(numbered(out))
+
+
 @pytest.mark.parametrize(
     ("argv", "code", "message"),
     [
