@@ -7,18 +7,18 @@ default): the parser is built in it (help, usage errors) and carries it to the c
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from types import FrameType
 from typing import NoReturn
 
-from memo_cli.progress import ProgressBar
+from memo_cli.progress import Console
 from memo_cli.watch import DEBOUNCE_MS, MAX_DEBOUNCE_MS, watch
 from memo_core import (
     AROUND_LINES,
@@ -67,6 +67,7 @@ from memo_text import (
     format_status,
     notice_text,
     search_data,
+    status_data,
     user_language,
 )
 
@@ -76,18 +77,26 @@ Command = Callable[[Engine, argparse.Namespace], None]
 def _search(engine: Engine, a: argparse.Namespace) -> None:
     scope = Scope.parse(under=a.under, tags=a.tag, after=a.after, before=a.before)
     char_budget(a.max_chars)  # a bad budget is a usage error before any search
-    bar = ProgressBar(a.lang)
+    bar = a.console.bar()
+    search = partial(
+        engine.search,
+        a.path,
+        a.query,
+        k=a.k,
+        mode=a.mode,
+        explain=a.explain,
+        offset=a.offset,
+        scope=scope,
+    )
     try:
-        results = engine.search(
-            a.path,
-            a.query,
-            k=a.k,
-            mode=a.mode,
-            progress=bar,
-            explain=a.explain,
-            offset=a.offset,
-            scope=scope,
-        )
+        results = search(progress=bar)
+    except KeyboardInterrupt:
+        # The first Ctrl-C stops the wait, not the search: the answer from what is indexed,
+        # and how far it got. Another one quits.
+        bar.done()
+        a.console.say(a.lang.text("cli.answer_now"))
+        results = search(refresh=False)
+        results.notices[:0] = [n for st in engine.status(a.path) for n in st.unfinished()]
     finally:
         bar.done()
     results = fitted(results, a.max_chars, a.lang)  # the budget as this reader reads it
@@ -98,7 +107,7 @@ def _search(engine: Engine, a: argparse.Namespace) -> None:
 
 
 def _index(engine: Engine, a: argparse.Namespace) -> None:
-    bar = ProgressBar(a.lang, lines=True)
+    bar = a.console.bar(lines=True)
     try:
         stats = engine.refresh(a.path, embed=not a.no_vectors, progress=bar)
     finally:
@@ -146,7 +155,7 @@ def _watch(engine: Engine, a: argparse.Namespace) -> None:
 def _status(engine: Engine, a: argparse.Namespace) -> None:
     statuses = engine.status(a.path)
     if a.json:
-        _print_json([dataclasses.asdict(s) for s in statuses])
+        _print_json([status_data(s) for s in statuses])
     else:
         print(format_status(statuses, a.lang))
 
@@ -165,7 +174,7 @@ def _read(engine: Engine, a: argparse.Namespace) -> None:
 
 
 def _reindex(engine: Engine, a: argparse.Namespace) -> None:
-    bar = ProgressBar(a.lang, lines=True)
+    bar = a.console.bar(lines=True)
     try:
         files = engine.reindex(a.path, progress=bar)
     finally:
@@ -174,9 +183,9 @@ def _reindex(engine: Engine, a: argparse.Namespace) -> None:
 
 
 def _say(line: str) -> None:
-    """One line on stderr, as every message the CLI prints there: control characters (a
-    folder's name may hold a newline or a terminal escape) escaped, so it stays one line."""
-    print(f"memo: {shown(line)}", file=sys.stderr, flush=True)
+    """One line on stderr, as every message the CLI prints there (`Console.say`), where no
+    command draws a bar."""
+    Console().say(line)
 
 
 def _print_json(data: object) -> None:
@@ -369,10 +378,12 @@ def _run(args: argparse.Namespace) -> int:
     # On a terminal a search waits for its index (with a progress bar); a script (--json,
     # a pipe) gets an answer within the refresh budget.
     interactive = not getattr(args, "json", False) and sys.stdout.isatty()
+    console = args.console = Console(args.lang)
     try:
         engine = Engine(
-            # a model a search installs says each step in the reader's language
-            models=ModelSource(log=lambda step: _say(args.lang.word(step))),
+            # a model a search installs says each step in the reader's language, on a line
+            # of its own (not glued to a search's bar)
+            models=ModelSource(log=lambda step: console.say(args.lang.word(step))),
             refresh_budget_s=None if interactive else refresh_budget(),
             notify=args.command == "watch",  # a long-lived process: learn changes from the OS
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from memo_core.values import FileNote, ModeName, Notice
+from memo_core.values import FileNote, ModeName, Notice, NoticeKind
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,3 +118,18 @@ class CollectionStatus:
     ignored: int  # entries (notes and folders) that .gitignore / .memoignore left out
     indexing: Notice | None = None  # a refresh under way in this process, and how far it got
     refresh_error: str | None = None  # why this process's last background refresh failed
+
+    def unfinished(self) -> list[Notice]:
+        """What the index does not hold yet, as an answer's notices say it: notes still to
+        index, then passages without vectors, then without their sentences' (none: it is
+        whole)."""
+        if self.pending:
+            total = self.files + self.pending
+            return [Notice(NoticeKind.INDEXING, self.root, done=self.files, total=total)]
+        for kind, left in (
+            (NoticeKind.EMBEDDING, self.chunks_without_vectors),
+            (NoticeKind.SENTENCES, self.chunks_without_sentences),
+        ):
+            if left:
+                return [Notice(kind, self.root, done=self.chunks - left, total=self.chunks)]
+        return []

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import many_notes
 
 from memo_cli.main import build_parser, main
+from memo_cli.progress import ProgressBar
+from memo_core import Progress
 
 
 def _subparsers(parser):
@@ -181,3 +185,34 @@ def test_model_commands_make_no_engine(capsys, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(cli, "Engine", no_engine)
     assert main(["model", "info"]) == 0
     assert "e5-small" in capsys.readouterr().out
+
+
+def test_the_first_ctrl_c_answers_from_what_is_indexed(
+    tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch, tiny_model_dir: Path
+) -> None:
+    """On a terminal a search waits for its whole index; Ctrl-C while the vectors come (a
+    real SIGINT, sent as the bar first shows them) answers by the words already in, and
+    says how far the vectors got."""
+    notes = many_notes(tmp_path / "notes", 40)
+    monkeypatch.setenv("MEMO_MODEL_DIR", str(tiny_model_dir))
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    drawn = ProgressBar.__call__
+    pressed: list[Progress] = []
+
+    def ctrl_c_at_the_vectors(bar: ProgressBar, p: Progress) -> None:
+        if p.phase == "embed" and not pressed:
+            pressed.append(p)
+            signal.raise_signal(signal.SIGINT)
+        drawn(bar, p)
+
+    monkeypatch.setattr(ProgressBar, "__call__", ctrl_c_at_the_vectors)
+    # Ctrl-C as a terminal delivers it (a CI job may start with SIGINT ignored)
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        assert main(["search", str(notes), "cat 7", "-k", "1"]) == 0
+    finally:
+        signal.signal(signal.SIGINT, before)
+    out, err = capsys.readouterr()
+    assert pressed and "memo: ответ по уже проиндексированному; ещё раз Ctrl-C — выход" in err
+    assert out.startswith(f"({notes}: векторов пока нет ни у одного из 41 фрагментов")
+    assert "n7.md:1  Note 7" in out
