@@ -35,6 +35,7 @@ PAUSE_S = float(os.environ.get("MEMO_RACE_PAUSE", "0.0001"))
 # How long each race runs: short in the default run, long (marked slow) on demand.
 SHORT_S = float(os.environ.get("MEMO_RACE_SHORT_S", "1.0"))
 LONG_S = float(os.environ.get("MEMO_RACE_LONG_S", "25.0"))
+SWAPS = 200  # swaps that prove a flipper ran
 DURATIONS = [
     pytest.param(SHORT_S, id="short"),
     pytest.param(LONG_S, id="long", marks=pytest.mark.slow),
@@ -159,6 +160,7 @@ class Tally:
     """What a race's attempts gave: answers, leaks (answers carrying MARKER), clean
     errors (memo's own, with a message) and anything else (a generic error)."""
 
+    want: int = 20  # attempts that prove a race ran (`check`)
     attempts: int = 0
     answers: int = 0
     leaks: int = 0
@@ -205,7 +207,7 @@ class Tally:
         )
 
     def check(
-        self, swaps: int, outside_changes: list[str], *, min_attempts: int, min_swaps: int = 200
+        self, swaps: int, outside_changes: list[str], *, min_attempts: int, min_swaps: int = SWAPS
     ) -> None:
         """No leak, no change outside, no generic error, and proof that the race really ran."""
         report = self.summary(swaps)

@@ -289,7 +289,11 @@ def test_more_slow_clients_than_descriptors(tmp_path: Path) -> None:
     assert len(server.stderr()) < 5_000, server.stderr()[-2000:]
 
 
-def test_sigterm_stops_the_server_at_once_whatever_clients_hold(tmp_path: Path) -> None:
+# How long it takes is asserted in the slow run only (a busy machine slows any exit).
+@pytest.mark.parametrize("timed", [False, pytest.param(True, marks=pytest.mark.slow)])
+def test_sigterm_stops_the_server_at_once_whatever_clients_hold(
+    tmp_path: Path, timed: bool
+) -> None:
     server = HttpServer(tmp_path, free_port())
     server.wait_ready()
     port = server.port or 0
@@ -312,7 +316,8 @@ def test_sigterm_stops_the_server_at_once_whatever_clients_hold(tmp_path: Path) 
             s.close()
     # Waiting for its clients would take their 10 s timeouts; bench/http_sessions.py
     # measures how long it takes (about a second).
-    assert took < 8, took
+    if timed:
+        assert took < 8, took
     assert "Traceback" not in server.stderr(), server.stderr()[-3000:]
 
 
