@@ -49,7 +49,7 @@ from memo_core import (
 )
 from memo_mcp.lazy import LazyEngine
 from memo_mcp.places import Places, Recent
-from memo_text import Lang, changes_data, iso_time, note_text
+from memo_text import Lang, changes_data, note_text, status_data
 
 T = TypeVar("T")
 
@@ -100,8 +100,21 @@ def note_uri(collection: str | os.PathLike[str], relpath: str = "") -> str:
     return NOTE_PREFIX + folder + "/" + quote(os.fsencode(relpath), safe="/")
 
 
-def _time(ts: float | None) -> str | None:
-    return None if ts is None else iso_time(ts)
+# A collection's status fields `memo://collections` shows (its notes and paths are not).
+_ENTRY_FIELDS = (
+    "files",
+    "chunks",
+    "skipped",
+    "empty",
+    "pending",
+    "chunks_without_vectors",
+    "chunks_without_sentences",
+    "model",
+    "updated_at",
+    "fingerprint",
+    "refreshed_at",
+    "ignored",
+)
 
 
 def _entry_head(root: Path) -> dict[str, Any]:
@@ -118,21 +131,9 @@ def collection_entry(engines: LazyEngine, root: Path, lang: Lang = Lang.RU) -> d
     for s in statuses:
         if Path(s.root) != root:
             continue
-        entry |= {
-            "files": s.files,
-            "chunks": s.chunks,
-            "skipped": s.skipped,
-            "empty": s.empty,
-            "pending": s.pending,
-            "chunks_without_vectors": s.chunks_without_vectors,
-            "chunks_without_sentences": s.chunks_without_sentences,
-            "model": s.model,
-            "updated_at": _time(s.updated_at),
-            "fingerprint": s.fingerprint,
-            "refreshed_at": _time(s.refreshed_at),
-            "unreadable_folders": [shown(f) for f in s.unreadable_folders],
-            "ignored": s.ignored,
-        }
+        data = status_data(s)  # as `memo status --json` has them
+        entry |= {key: data[key] for key in _ENTRY_FIELDS}
+        entry["unreadable_folders"] = [shown(f) for f in s.unreadable_folders]
         if s.location_note:
             entry["location_note"] = shown(lang.word(s.location_note))
     return entry

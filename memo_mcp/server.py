@@ -34,7 +34,7 @@ import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memo_core import (
     AROUND_LINES,
@@ -132,6 +132,24 @@ class SearchAnswer(BaseModel):
     notices: list[str] = Field(description="What the reader should know about this answer")
     hits: list[SearchHit] = Field(description="Best first")
     next_offset: int | None = Field(description="The offset of the next page; null: no more hits")
+
+
+class ChangesAnswer(BaseModel):
+    """memo_changes' structuredContent (`memo_text.changes_data`): a delta since a
+    fingerprint, or every note ("full": none given, or one memo does not know)."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    mode: Literal["delta", "full"] = Field(description="delta: since `from`; full: every note")
+    since: str | None = Field(alias="from", description="The fingerprint asked from")
+    to: str = Field(description="The fingerprint now: ask from it next time")
+    added: list[str] | None = Field(default=None, description="delta: notes added, absolute")
+    changed: list[str] | None = Field(default=None, description="delta: notes changed")
+    removed: list[str] | None = Field(default=None, description="delta: notes removed")
+    files: list[str] | None = Field(default=None, description="full: every note, absolute")
+    reason: Literal["no_fingerprint", "unknown_fingerprint"] | None = Field(
+        default=None, description="full: why every note (none given, or an unknown one)"
+    )
 
 
 class MemoServer(MCPServer):
@@ -316,8 +334,9 @@ async def _closing_engine(server: MCPServer) -> AsyncIterator[None]:
             await anyio.to_thread.run_sync(server.engines.close_within, SERVER_STOP_WAIT_S)
 
 
-def _say_on_stderr(step: str, lang: Lang) -> None:
-    """A step of a model install memo-mcp's engine started (stdout is the protocol's)."""
+def _say_on_stderr(step: object, lang: Lang) -> None:
+    """A message of memo-mcp's engine (a step of a model install it started, a close that
+    does not wait) on stderr: stdout is the protocol's."""
     print(f"memo-mcp: {for_terminal(lang.word(step))}", file=sys.stderr, flush=True)
 
 
@@ -457,7 +476,6 @@ def build_server(
         title="What changed",
         description="Notes added, changed and removed since a fingerprint (from memo_status).",
         annotations=read_only,
-        structured_output=False,
     )
     async def memo_changes(
         path: PathArg,
@@ -469,7 +487,7 @@ def build_server(
                 description="A fingerprint memo gave before; without it, every note",
             ),
         ] = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, ChangesAnswer]:
         progress = ProgressBridge(ctx, lang.text("progress.indexing", path=path), lang)
 
         def changes(p: Path) -> CallToolResult:

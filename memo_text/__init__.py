@@ -28,6 +28,7 @@ from memo_text.formatting import (
     note_text,
     notice_text,
     search_data,
+    status_data,
 )
 from memo_text.lang import TEXTS, Lang, user_language
 
@@ -53,5 +54,6 @@ __all__ = [
     "note_text",
     "notice_text",
     "search_data",
+    "status_data",
     "user_language",
 ]

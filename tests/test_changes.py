@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 
+import jsonschema
 import pytest
 from conftest import as_schema_2, write_notes
 from mcp import Client
@@ -452,6 +453,11 @@ async def test_the_changes_resource_answers_like_the_tool(tmp_path: Path) -> Non
         delta = json.loads((await c.read_resource(uri)).contents[0].text)
         tool = await c.call_tool("memo_changes", {"path": str(notes), "since": full["to"]})
         assert delta == tool.structured_content
+        first = await c.call_tool("memo_changes", {"path": str(notes)})
+        [listed] = [t for t in (await c.list_tools()).tools if t.name == "memo_changes"]
+        assert listed.output_schema is not None  # a client can validate what it gets
+        for answer in (tool, first):
+            jsonschema.validate(answer.structured_content, listed.output_schema)
         assert delta["changed"] == [str(notes / "a.md")]
         with pytest.raises(MCPError, match="лежит вне папок, которые memo разрешено использовать"):
             await c.read_resource(f"memo://changes/{quote(str(tmp_path), safe='')}")

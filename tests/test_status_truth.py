@@ -184,3 +184,13 @@ def test_status_names_the_model_that_made_the_vectors(notes: Path, tiny_embedder
         assert st.model == tiny_embedder.model_id and st.chunks_without_vectors == 0
         assert f", векторы модели {tiny_embedder.model_id}, " in format_status([st])
         assert f", vectors by {tiny_embedder.model_id}, " in format_status([st], Lang.EN)
+
+
+def test_status_json_says_times_as_memo_collections_does(tmp_path: Path) -> None:
+    """ISO 8601 with the offset in both (`memo status --json` once gave unix seconds)."""
+    notes = write_notes(tmp_path / "notes", {"a.md": "# A\n\ncat\n"})
+    assert status_json(notes)["updated_at"] is None  # never indexed
+    memo("index", notes, "--no-vectors")
+    entry = status_json(notes)
+    iso = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d$")
+    assert iso.match(str(entry["updated_at"])) and iso.match(str(entry["refreshed_at"]))
