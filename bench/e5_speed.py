@@ -42,8 +42,7 @@ import _common as C  # noqa: E402
 
 from memo_core import Tuning, load_model_dir  # noqa: E402
 from memo_core.index.indexer import embed_input  # noqa: E402
-from memo_core.model.install import model_dir_of  # noqa: E402
-from memo_core.model.sources import E5_SMALL_SOURCE  # noqa: E402
+from memo_core.model.sources import E5_SMALL_SOURCE, model_dir_of  # noqa: E402
 from memo_core.model.unigram import UnigramTokenizer  # noqa: E402
 from memo_core.text.chunking import chunk_markdown  # noqa: E402
 

@@ -34,9 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 
 from memo_core import load_model_dir  # noqa: E402
-from memo_core.model.install import model_dir_of  # noqa: E402
 from memo_core.model.q4bin import load_q4bin  # noqa: E402
-from memo_core.model.sources import E5_SMALL_SOURCE  # noqa: E402
+from memo_core.model.sources import E5_SMALL_SOURCE, model_dir_of  # noqa: E402
 from memo_core.text.chunking import chunk_markdown  # noqa: E402
 
 DATA = C.REPO.parent / "shared" / "data"

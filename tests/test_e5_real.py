@@ -14,9 +14,9 @@ import pytest
 from conftest import REPO
 
 from memo_core.model.embedder import Embedder
-from memo_core.model.install import is_installed, model_dir_of
+from memo_core.model.install import is_installed
 from memo_core.model.onnx_embedder import load_model_dir
-from memo_core.model.sources import E5_SMALL_SOURCE
+from memo_core.model.sources import E5_SMALL_SOURCE, model_dir_of
 
 # Resolved before conftest's fixtures point MEMO_CACHE_DIR at a test folder.
 E5_DIR = Path(os.environ.get("MEMO_TEST_E5_MODEL_DIR") or model_dir_of(E5_SMALL_SOURCE))

@@ -19,8 +19,7 @@ from conftest import REPO, BlockedEmbedder, PacedEmbedder, many_notes, write_not
 
 from memo_core import Embedder, Engine, ModelSource, NoticeKind, Tuning
 from memo_core.index.jobs import SmallWork
-from memo_core.model.install import default_model_dir, model_dirs_of
-from memo_core.model.sources import chosen_source
+from memo_core.model.sources import chosen_source, default_model_dir, model_dirs_of
 from memo_text import Lang, format_hits
 
 

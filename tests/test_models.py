@@ -11,9 +11,8 @@ import pytest
 from tinymodels import make_tiny_model_dir
 
 from memo_core import Engine, ModelSource, ModelUnavailableError, NoticeKind, Progress
-from memo_core.model.install import default_model_dir, model_dirs_of
 from memo_core.model.onnx_embedder import OnnxEmbedder
-from memo_core.model.sources import chosen_source
+from memo_core.model.sources import chosen_source, default_model_dir, model_dirs_of
 
 
 @pytest.fixture

@@ -19,9 +19,8 @@ from tokenizers import Tokenizer
 
 from memo_core.errors import ModelUnavailableError
 from memo_core.model import unigram
-from memo_core.model.install import model_dir_of
 from memo_core.model.onnx_embedder import load_model_dir
-from memo_core.model.sources import E5_SMALL_SOURCE
+from memo_core.model.sources import E5_SMALL_SOURCE, model_dir_of
 
 E5_DIR = Path(os.environ.get("MEMO_TEST_E5_MODEL_DIR") or model_dir_of(E5_SMALL_SOURCE))
 

@@ -13,9 +13,9 @@ from conftest import EXAMPLE_QUESTIONS, REPO
 
 from memo_core import Searcher
 from memo_core.model.embedder import Embedder
-from memo_core.model.install import is_installed, model_dir_of
+from memo_core.model.install import is_installed
 from memo_core.model.onnx_embedder import load_model_dir
-from memo_core.model.sources import USE_SOURCE
+from memo_core.model.sources import USE_SOURCE, model_dir_of
 
 pytestmark = pytest.mark.use_model
 # Resolved before conftest's fixtures point MEMO_CACHE_DIR at a test folder.

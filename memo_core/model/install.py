@@ -26,7 +26,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from memo_core import settings
 from memo_core.errors import ModelInstallError
 from memo_core.messages import Message
 from memo_core.model import foreign
@@ -37,6 +36,8 @@ from memo_core.model.sources import (
     calibration,
     chosen_source,
     install_command,
+    model_dir_of,
+    model_dirs_of,
     parts_of,
     source_named,
 )
@@ -60,22 +61,6 @@ def _logged(msg: str) -> None:
     """How an install reports when no front end passes its own `log` (which words each step
     in the reader's language): the step's English text, on the `memo` logger."""
     log.warning("memo: %s", msg)
-
-
-def model_dir_of(source: Source) -> Path:
-    """Where a model is installed (a pair: its first model)."""
-    return settings.cache_dir() / "models" / parts_of(source)[0].model_id
-
-
-def model_dirs_of(source: Source) -> list[Path]:
-    """Where each model of a source is installed (one, or a pair's two)."""
-    return [model_dir_of(part) for part in parts_of(source)]
-
-
-def default_model_dir() -> Path:
-    """Where the chosen registry model (MEMO_MODEL, else the default) is installed (a
-    pair: its first model)."""
-    return model_dir_of(chosen_source())
 
 
 def _source_record(source: WheelSource) -> dict[str, Any]:

@@ -22,10 +22,14 @@ from typing import NoReturn
 from memo_core import settings
 from memo_core.errors import MemoError, ModelInstallError, ModelUnavailableError
 from memo_core.model.embedder import Embedder
-from memo_core.model.install import install_default_model, is_installed, model_dir_of
-from memo_core.model.onnx_embedder import load_model_dir
-from memo_core.model.pair import paired
-from memo_core.model.sources import DEFAULT_SOURCE, PairSource, chosen_source, install_command
+from memo_core.model.sources import (
+    DEFAULT_SOURCE,
+    PairSource,
+    Source,
+    chosen_source,
+    install_command,
+    model_dir_of,
+)
 
 # After a failed load, wait this long before trying again (a user may install meanwhile).
 RETRY_AFTER_S = 30.0
@@ -68,9 +72,7 @@ class ModelSource:
         self.auto_install = auto_install
         # `log`: how an install it starts reports each step (a front end words it for its
         # reader); without one, on the `memo` logger.
-        self._installer = installer or (
-            partial(install_default_model, log=log) if log else install_default_model
-        )
+        self._installer = installer or partial(_install_default, log)
         self._embedder = embedder
         self._installed = False  # by this source's installer, in this process
         self._failure: tuple[float, ModelUnavailableError] | None = None
@@ -131,7 +133,7 @@ class ModelSource:
         if (
             not self.custom
             and not self._installed
-            and not is_installed(self.model_dir, self.source)
+            and not _is_installed(self.model_dir, self.source)
         ):
             allowed = self.auto_install if install is None else install
             if allowed and background:
@@ -149,6 +151,9 @@ class ModelSource:
 
     def _loaded(self, ready: bool) -> Embedder:
         """The model folder's model, or a pair's two models as one (`model.pair`)."""
+        from memo_core.model.onnx_embedder import load_model_dir  # with the first load
+        from memo_core.model.pair import paired
+
         first = load_model_dir(self.model_dir, ready=ready)
         source = self.source
         if self.custom or not isinstance(source, PairSource):
@@ -167,7 +172,7 @@ class ModelSource:
                 "model.not_installed", name=self.source.name, command=install_command(self.source)
             )
         with self._install_lock:  # a second caller waits for the same install
-            if self._installed or is_installed(self.model_dir, self.source):
+            if self._installed or _is_installed(self.model_dir, self.source):
                 return
             try:
                 self._installer()
@@ -195,3 +200,19 @@ class ModelSource:
         with self._state:
             self._failure = (time.monotonic(), err)
         raise err
+
+
+# The installer's module (zip files, hashes, a converter) is imported when a model is
+# looked for or installed, not when a source is made: a search by words never needs it.
+
+
+def _install_default(log: Callable[[str], None] | None) -> Path:
+    from memo_core.model.install import install_default_model
+
+    return install_default_model(log=log) if log else install_default_model()
+
+
+def _is_installed(model_dir: Path, source: Source) -> bool:
+    from memo_core.model.install import is_installed
+
+    return is_installed(model_dir, source)

@@ -8,6 +8,7 @@ source says about search (its floor, its weight policy) is measured per model
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from memo_core import settings
 from memo_core.errors import ModelInstallError
@@ -170,3 +171,19 @@ def calibration(source: WheelSource) -> dict[str, object]:
 def chosen_source() -> Source:
     """The registry model memo uses: the one MEMO_MODEL names, else the default."""
     return source_named(settings.model_name() or DEFAULT_SOURCE.name)
+
+
+def model_dir_of(source: Source) -> Path:
+    """Where a model is installed (a pair: its first model)."""
+    return settings.cache_dir() / "models" / parts_of(source)[0].model_id
+
+
+def model_dirs_of(source: Source) -> list[Path]:
+    """Where each model of a source is installed (one, or a pair's two)."""
+    return [model_dir_of(part) for part in parts_of(source)]
+
+
+def default_model_dir() -> Path:
+    """Where the chosen registry model (MEMO_MODEL, else the default) is installed (a
+    pair: its first model)."""
+    return model_dir_of(chosen_source())
