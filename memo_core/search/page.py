@@ -60,6 +60,14 @@ def overlap(a: frozenset[int], b: frozenset[int]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
+def copies(a: frozenset[int], b: frozenset[int]) -> bool:
+    """Whether two passages' shingles overlap by NEAR_DUPLICATE or more. Most pairs differ
+    in size beyond what such an overlap allows (|a ∩ b| / |a ∪ b| is at most the smaller
+    over the larger): those are told apart without a set operation."""
+    small, large = sorted((len(a), len(b)))
+    return small >= NEAR_DUPLICATE * large and overlap(a, b) >= NEAR_DUPLICATE
+
+
 def archived(rel: str) -> bool:
     """Whether a note lies in a folder where old copies are kept aside (`archive/`,
     `old/`, `Deprecated/`), by its path relative to its collection."""
@@ -80,18 +88,17 @@ def collapsed(
     another is not (it takes the place of the best ranked)."""
     wanted = set(terms)
     shown: list[Shown[T]] = []
-    seen: list[tuple[frozenset[int], set[str]]] = []
+    seen: list[tuple[frozenset[int], _Held]] = []
     for item in items:
         body = text(item)
-        own = shingles(body)
-        held = set(textnorm.normalize(body).split()) & wanted if wanted else set()
+        own, held = shingles(body), _Held(body, wanted)
         twin = next(
             (
                 i
                 for i, (s, words) in enumerate(seen)
                 if note(shown[i].item) != note(item)
-                and held <= words
-                and overlap(s, own) >= NEAR_DUPLICATE
+                and copies(s, own)
+                and held.words() <= words.words()
             ),
             None,
         )
@@ -109,6 +116,24 @@ def collapsed(
     for s in shown:
         s.also_in = list(dict.fromkeys(p for p in s.also_in if p != path(s.item)))
     return shown
+
+
+class _Held:
+    """The query's words (stems) a passage holds, found only when asked: most passages
+    are no one's copy, and stemming every one of them cost a warm search most of its time."""
+
+    def __init__(self, body: str, wanted: set[str]) -> None:
+        self._body, self._wanted = body, wanted
+        self._words: set[str] | None = None
+
+    def words(self) -> set[str]:
+        if self._words is None:
+            self._words = (
+                set(textnorm.normalize(self._body).split()) & self._wanted
+                if self._wanted
+                else set()
+            )
+        return self._words
 
 
 def paged(items: Sequence[T], note: Callable[[T], Hashable], k: int) -> list[T]:
