@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,7 +36,33 @@ class LazyEngine:
         # How the engine's messages reach the user (stderr: stdout is the protocol's): a
         # model install's steps, a close that does not wait; worded in their language.
         self._say = say
+        self._listeners: list[Callable[[object], None]] = []
+        self._heard = threading.Lock()  # the listeners' (not held while an Engine is made)
         self._lock = threading.Lock()
+
+    @contextmanager
+    def listening(self, listener: Callable[[object], None] | None) -> Iterator[None]:
+        """While in it, `listener` hears what the engine says too (a model install's steps),
+        besides stderr: the client of a call under way."""
+        if listener is None:
+            yield
+            return
+        with self._heard:
+            self._listeners.append(listener)
+        try:
+            yield
+        finally:
+            with self._heard:
+                self._listeners.remove(listener)
+
+    def said(self, step: object) -> None:
+        """What the engine says (its `log`): on stderr, and to every call listening."""
+        if self._say is not None:
+            self._say(step)
+        with self._heard:
+            listeners = list(self._listeners)
+        for listener in listeners:
+            listener(step)
 
     def get(self) -> Engine:
         with self._lock:
@@ -44,7 +71,7 @@ class LazyEngine:
 
                 # A long-lived process: searches wait a bounded time, changes come from the OS.
                 self._engine = Engine(
-                    models=ModelSource(log=self._say),
+                    models=ModelSource(log=self.said),
                     roots=self.roots,
                     refresh_budget_s=refresh_budget(SERVER_REFRESH_BUDGET_S),
                     notify=True,

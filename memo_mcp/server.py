@@ -24,6 +24,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
@@ -257,6 +258,10 @@ def _usage(tool: str, lang: Lang) -> str:
     )
 
 
+# The protocol revision that deprecates MCP logging (SEP-2577); revisions are dates.
+LOGGING_DEPRECATED = "2026-07-28"
+
+
 class ProgressBridge:
     """An engine ProgressFn (called on worker threads) that sends MCP progress.
 
@@ -281,6 +286,22 @@ class ProgressBridge:
         self._stages: dict[int, tuple[Progress, int, int]] = {}
         self._last_sent = 0.0
         self._sent = -1.0
+
+    def said(self, step: object) -> None:
+        """What the engine says meanwhile (a model install's steps: fetched, verified,
+        converted), as a log message to this call's client, which may show no progress.
+        Protocol revisions from LOGGING_DEPRECATED on deprecate MCP logging (SEP-2577, in
+        favour of stderr): their clients get it on stderr only, as every client does."""
+        version = self.ctx.protocol_version
+        if version is not None and version >= LOGGING_DEPRECATED:
+            return
+        try:
+            anyio.from_thread.run(
+                partial(self.ctx.log, "info", self.lang.word(step), logger_name="memo"),
+                token=self._token,
+            )
+        except Exception as e:  # a lost message must never stop the install
+            log.debug("log notification failed: %r", e)
 
     def __call__(self, p: Progress) -> None:
         if p.phase == "embed":
@@ -361,11 +382,13 @@ def build_server(
     # Where every call that touches a folder runs (tools, resources, completions, prompts).
     places = Places(WORKERS, FOLDER_WORKERS, DEVICE_WORKERS)
 
-    async def run(path: str, fn: Callable[[Path], T]) -> T:
+    async def run(path: str, fn: Callable[[Path], T], progress: ProgressBridge | None = None) -> T:
         """`fn(real path)` in the folder's places once `path` is confined to the roots;
-        MemoError (OutsideRootsError too) becomes the tool's error text."""
+        MemoError (OutsideRootsError too) becomes the tool's error text. `progress`: the
+        call's, which meanwhile also hears what the engine says (a model install's steps)."""
         try:
-            return await places.confined(path, roots, fn)
+            with engines.listening(progress.said if progress is not None else None):
+                return await places.confined(path, roots, fn)
         except MemoError as e:
             raise ToolError(_error_text(e, path, lang)) from e
 
@@ -440,7 +463,7 @@ def build_server(
             data = search_data(results, printable=True, lang=lang)
             return CallToolResult(content=[text], structured_content=data)
 
-        return await run(path, search)
+        return await run(path, search, progress)
 
     @server.tool(
         name="memo_status",
@@ -468,7 +491,9 @@ def build_server(
         progress = ProgressBridge(ctx, lang.text("progress.reindexing", path=path), lang)
 
         return await run(
-            path, lambda p: format_reindex(engines.get().reindex(p, progress=progress), lang)
+            path,
+            lambda p: format_reindex(engines.get().reindex(p, progress=progress), lang),
+            progress,
         )
 
     @server.tool(
@@ -495,7 +520,7 @@ def build_server(
             text = TextContent(type="text", text=format_changes(report, lang))
             return CallToolResult(content=[text], structured_content=changes_data(report))
 
-        return await run(path, changes)
+        return await run(path, changes, progress)
 
     @server.tool(
         name="memo_read",

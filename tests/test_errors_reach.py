@@ -19,6 +19,7 @@ from conftest import HANG_S, BlockedEmbedder, write_notes
 from memo_core import Embedder, Engine, FolderChangedError, ModelSource, NoticeKind
 from memo_core.collection import CLOSE_WAIT_S
 from memo_core.index.jobs import NO_SMALL_WORK as LONG  # a slow model: no folder is small
+from memo_core.index.jobs import SMALL_WORK
 from memo_mcp.lazy import LazyEngine
 from memo_text import Lang, format_status, notice_text
 
@@ -107,7 +108,9 @@ def test_a_failure_cured_by_the_next_try_is_not_said(tmp_path: Path, tiny_embedd
         idle(e, notes)
         assert e.status(notes)[0].refresh_error is not None
         model.failing.clear()
-        e.refresh_budget_s = 30  # the next try ends within it
+        # The next try is waited for whole (a search whose words are in waits for the vectors
+        # of small work only) and ends within the budget.
+        e.refresh_budget_s, e.small = 30, SMALL_WORK
         assert e.search(notes, "cat 7", mode="hybrid").notices == []
         assert e.status(notes)[0].refresh_error is None
 

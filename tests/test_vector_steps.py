@@ -17,13 +17,16 @@ from memo_core.index.indexer import FIRST_STEP, STEP_S, Steps
 def test_steps_are_sized_by_the_pace_of_the_last() -> None:
     steps = Steps(256)
     assert steps.size == FIRST_STEP  # the pace is not known yet: a small first step
-    steps.took(16, STEP_S / 4)  # four times faster than a step should take
+    steps.took(16, STEP_S / 4)  # four times faster than a step should take: at most twice
+    assert steps.size == 32
+    steps.took(32, STEP_S / 4)
     assert steps.size == 64
     steps.took(64, STEP_S * 100)  # a crawl: one passage a step, never none
     assert steps.size == 1
-    steps.took(10, 1e-6)  # a sprint: no more than the tuning's batch
+    for _ in range(20):  # a sprint: no more than the tuning's batch
+        steps.took(10, 1e-6)
     assert steps.size == 256
-    steps.took(0, 1.0)  # nothing done says nothing of the pace
+    steps.took(0, 1.0)  # nothing embedded (every text's vector reused) says nothing of it
     assert steps.size == 256
     assert Steps(4).size == 4
 

@@ -56,21 +56,26 @@ ProgressFn = Callable[[Progress], None]
 
 # A vectors pass commits in steps of about this long, whatever the machine's pace: a restart,
 # a kill or a second process goes on from the last step, and bars move with each.
-STEP_S = 2.0
+# A search that comes meanwhile waits for the step under way (the words of changes made
+# before it are indexed between two steps), so this is also about how long that wait is.
+STEP_S = 1.0
 FIRST_STEP = 16  # passages in a pass's first step, before its pace is known
 
 
 class Steps:
     """How many passages the next step of a pass takes: `FIRST_STEP`, then as many as the
-    last step's pace gets done in `STEP_S` seconds, at most `most` (`Tuning.batch_chunks`)."""
+    last step's pace gets done in `STEP_S` seconds, at most twice the last step and at most
+    `most` (`Tuning.batch_chunks`). The pace is of texts the model embedded: a step whose
+    passages all reused vectors of the same text says nothing of it."""
 
     def __init__(self, most: int) -> None:
         self.most = max(1, most)
         self.size = min(self.most, FIRST_STEP)
 
-    def took(self, passages: int, seconds: float) -> None:
-        if passages > 0 and seconds > 0:
-            self.size = max(1, min(self.most, int(passages * STEP_S / seconds)))
+    def took(self, embedded: int, seconds: float) -> None:
+        if embedded > 0 and seconds > 0:
+            paced = int(embedded * STEP_S / seconds)
+            self.size = max(1, min(self.most, 2 * self.size, paced))
 
 
 @dataclass
@@ -428,7 +433,7 @@ class Indexer:
                 self.store.mark_updated()
             stats.chunks_embedded += len(texts)
             stats.chunks_vectored += len(rows)
-            steps.took(len(rows), time.monotonic() - begun)
+            steps.took(len(texts), time.monotonic() - begun)
             prog.chunks_done += len(rows)
             if progress:
                 progress(prog)
@@ -497,7 +502,7 @@ class Indexer:
                     self.store.set_sentences(cid, known[h])
                 self.store.mark_updated()
             stats.sentences_embedded += len(flat)
-            steps.took(len(rows), time.monotonic() - begun)
+            steps.took(len(todo), time.monotonic() - begun)
             prog.chunks_done += len(rows)
             if progress:
                 progress(prog)

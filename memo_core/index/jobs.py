@@ -19,7 +19,7 @@ POLL_S = 0.05  # how often a waiter looks whether the words it waits for are in
 # Once the words an answer needs are in, how long a search still waits for the vectors
 # being made before it answers by what is in (a step about to land gets in; a long pass is
 # not waited for: every search would otherwise wait its whole budget until it ends).
-VECTORS_GRACE_S = 1.0
+VECTORS_GRACE_S = 0.5
 
 log = logging.getLogger("memo")
 
