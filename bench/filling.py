@@ -1,12 +1,13 @@
 """A big fresh folder while its vectors fill in, as an agent meets it.
 
-    python bench/filling.py [--pages 1000] [--minutes 3] [--json out.json]
+    python bench/filling.py [--pages 1000] [--minutes 3] [--model default] [--json out.json]
 
-A fresh memo-mcp (memo's default model, installed) over a fresh copy of `--pages`
-office-dev-ru pages: `memo_search` every 2 s for `--minutes` (or until an answer carries no
-notice): each call's seconds and the notice's first line. Then the server is killed
-(SIGKILL) in the middle of its passes and a new one is asked once: where its notice starts,
-beside the last count the first one said (a restart goes on from the last committed step).
+A fresh memo-mcp (`--model`, named as bench/costs.py names models: memo's default,
+installed) over a fresh copy of `--pages` office-dev-ru pages: `memo_search` every 2 s for
+`--minutes` (or until an answer carries no notice): each call's seconds and the notice's
+first line. Then the server is killed (SIGKILL) in the middle of its passes and a new one is
+asked once: where its notice starts, beside the last count the first one said (a restart
+goes on from the last committed step).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--pages", type=int, default=1000)
     p.add_argument("--minutes", type=float, default=3.0)
+    p.add_argument("--model", default="default")
     p.add_argument("--data", type=Path, default=costs.DATA)
     p.add_argument("--json", type=Path, default=None)
     args = p.parse_args(argv)
@@ -54,7 +56,7 @@ def main(argv: list[str] | None = None) -> dict:
     with tempfile.TemporaryDirectory(prefix="memo-filling-") as tmp:
         work = Path(tmp)
         folder = costs.copy_of(files, work / "notes")
-        env = costs.env_of("default", MEMO_ROOTS=str(work), MEMO_LANG="ru")
+        env = costs.env_of(args.model, MEMO_ROOTS=str(work), MEMO_LANG="ru")
         with open(work / "stderr-1", "w") as log:
             s = C.Stdio(env, stderr=log)
             s.call("initialize", INITIALIZE["params"])  # type: ignore[arg-type]

@@ -375,6 +375,16 @@ def test_costs_smoke(dataset: Path, model_dir: Path, tmp_path: Path) -> None:
     assert dict(os.environ) == before  # the warm pass borrows the environment and gives it back
 
 
+def test_filling_smoke(dataset: Path, model_dir: Path) -> None:
+    out = _load("filling").main(
+        ["--model", f"dir:{model_dir}", "--data", str(dataset / "corpus"), "--pages", "6",
+         "--minutes", "0.5"]
+    )  # fmt: skip
+    assert out["calls"] and all(c["took_s"] >= 0 for c in out["calls"])
+    assert out["calls"][-1]["notice"] == ""  # a small folder: complete within half a minute
+    assert out["restart"]["after"] == ""  # and a new server finds it whole
+
+
 def test_answers_lab_smoke(
     dataset: Path, model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
