@@ -430,9 +430,14 @@ class Collection:
                 return RefreshStats(notices=[busy] if busy else [])
             self._whole = None
             with self._sqlite_errors():
-                # A model still loading (a search's) is waited for only where the index does
-                # not hold its vectors yet: a graph that fails never replaces a good one's.
-                if embedder is not None and writer.vector_key()[1] != embedder.model_id:
+                # A model still loading (a search's) is waited for before the words only where
+                # the index holds another model's vectors: a graph that fails never replaces a
+                # good one's. An index with none yet gets its words first; its vectors' pass
+                # waits for the graph (and makes none if it fails).
+                if embedder is not None and writer.vector_key()[1] not in (
+                    None,
+                    embedder.model_id,
+                ):
                     embedder = embedder if embedder.usable() else None
                 model = embedder.model_id if embedder is not None else None
                 changed = writer.identity_change(self.tuning.identity(), model)

@@ -4,13 +4,14 @@ the last step, and what it reports starts there, not at 0."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import many_notes
+from conftest import HANG_S, many_notes
 
-from memo_core import Embedder, Engine, ModelSource, Tuning
+from memo_core import Embedder, Engine, ModelSource, Progress, Tuning
 from memo_core.index.indexer import FIRST_STEP, STEP_S, Steps
 
 
@@ -64,3 +65,38 @@ def test_a_pass_cut_short_goes_on_from_its_last_step(
     assert embed[0] == ("embed", 12, 41, 12)  # it starts where the other stopped
     assert embed[-1] == ("embed", 41, 41, 12)
     assert [s[1] for s in embed] == sorted(s[1] for s in embed)
+
+
+class LoadingEmbedder(Embedder):
+    """A real tiny model whose graph is still loading until `loaded` is set."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner, self.model_id, self.dim = inner, inner.model_id, inner.dim
+        self.loaded = threading.Event()
+
+    def ready(self) -> None:
+        assert self.loaded.wait(HANG_S), "the test never let the model load"
+
+    def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        return self.inner.embed_batch(texts, query=query)
+
+
+def test_the_vectors_bar_starts_before_the_model_has_loaded(
+    tmp_path: Path, tiny_embedder: Embedder
+) -> None:
+    """A terminal's search (it waits for its whole index) with the words in and the model
+    still loading its graph: the vectors' pass says so at once (the words' bar once sat at
+    its end, still, for the half minute a graph took to load)."""
+    notes = many_notes(tmp_path / "notes", 10)
+    model = LoadingEmbedder(tiny_embedder)
+    seen: list[tuple[str, int, int | None]] = []
+
+    def report(p: Progress) -> None:
+        seen.append((p.phase, p.chunks_done, p.chunks_total))
+        if p.phase == "embed" and not model.loaded.is_set():
+            model.loaded.set()  # the bar is there: now the model may come
+
+    with Engine(models=ModelSource(model), refresh_budget_s=None) as e:
+        found = e.search(notes, "cat 7", mode="hybrid", progress=report)
+    assert ("embed", 0, 11) in seen and ("embed", 11, 11) in seen
+    assert found.notices == [] and "vec" in found[0].found_by

@@ -400,12 +400,14 @@ class Indexer:
         """Embed the chunks that have no vector yet, in batches (each text once)."""
         assert self.embedder is not None
         left = self.store.count_without_vectors()
-        if not left or not self.embedder.usable():  # waits for a graph still loading
+        if not left:
             return
         before = self.store.count_chunks() - left
         prog = Progress("embed", 0, 0, before, before + left, t0, chunks_before=before)
         if progress:
-            progress(prog)  # words are all in: from here on, vectors
+            progress(prog)  # words are all in: from here on, vectors (a bar from the first)
+        if not self.embedder.usable():  # waits for a graph still loading
+            return
         steps = Steps(self.tuning.batch_chunks)
         while rows := self.store.chunks_without_vectors(steps.size):
             begun = time.monotonic()
@@ -467,12 +469,14 @@ class Indexer:
         assert self.embedder is not None
         model = self.embedder.sentence_model
         left = self.store.count_without_sentences()
-        if model is None or not left or not model.usable():
+        if model is None or not left:
             return
         before = self.store.count_chunks() - left
         prog = Progress("sentences", 0, 0, before, before + left, t0, chunks_before=before)
         if progress:
             progress(prog)
+        if not model.usable():
+            return
         steps = Steps(self.tuning.batch_chunks)
         while rows := self.store.chunks_without_sentences(steps.size):
             begun = time.monotonic()
