@@ -445,12 +445,17 @@ class Engine:
         total = RefreshStats()
         embedder: Embedder | None = None
         if embed:
-            try:
-                embedder = self.models.get()
+            try:  # its graph loads on a thread of its own while the words are indexed
+                embedder = self.models.get(ready=False)
             except ModelUnavailableError as e:
                 total.notices.append(Notice(NoticeKind.MODEL_UNAVAILABLE, detail=e.message))
         for c in self.collections(path):
             total.add(c.refresh(embedder, progress, wait=wait))
+        if embedder is not None:
+            try:  # a graph that failed to load made no vectors: say why
+                self.models.get()
+            except ModelUnavailableError as e:
+                total.notices.append(Notice(NoticeKind.MODEL_UNAVAILABLE, detail=e.message))
         return total
 
     def status(self, path: UserPath) -> list[CollectionStatus]:

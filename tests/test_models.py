@@ -151,6 +151,25 @@ def test_a_model_is_waited_for_where_the_index_holds_no_vectors_of_it(
         assert engine.status(notes)[0].model == held.model
 
 
+def test_memo_index_with_a_graph_that_fails_indexes_the_words_and_says_why(
+    tmp_path: Path,
+) -> None:
+    """`Engine.refresh` indexes the words while the graph loads; a graph that fails then
+    makes no vectors, and the refresh says why (it said so when it loaded first, too)."""
+    broken = tmp_path / "broken"
+    shutil.copytree(make_tiny_model_dir(tmp_path / "tiny"), broken)
+    (broken / "model.onnx").write_bytes(b"not an onnx file")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "backup.md").write_text("# Backup\n\nrestic backup of the server\n", "utf-8")
+    with Engine(models=ModelSource(model_dir=broken)) as engine:
+        stats = engine.refresh(notes)
+        [st] = engine.status(notes)
+    assert stats.added == 1 and stats.chunks_vectored == 0
+    assert [n.kind for n in stats.notices] == [NoticeKind.MODEL_UNAVAILABLE]
+    assert (st.files, st.chunks_without_vectors, st.model) == (1, 1, None)
+
+
 def test_a_search_with_a_graph_that_fails_while_it_refreshes_answers_by_words(
     tmp_path: Path,
 ) -> None:

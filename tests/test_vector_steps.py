@@ -100,3 +100,23 @@ def test_the_vectors_bar_starts_before_the_model_has_loaded(
         found = e.search(notes, "cat 7", mode="hybrid", progress=report)
     assert ("embed", 0, 11) in seen and ("embed", 11, 11) in seen
     assert found.notices == [] and "vec" in found[0].found_by
+
+
+def test_memo_index_indexes_the_words_while_the_model_loads(
+    tmp_path: Path, tiny_embedder: Embedder
+) -> None:
+    """`memo index` (Engine.refresh) no longer waits for the model's graph before the words:
+    their first report comes while it loads, then the vectors once it has."""
+    notes = many_notes(tmp_path / "notes", 10)
+    model = LoadingEmbedder(tiny_embedder)
+    first: list[str] = []
+
+    def report(p: Progress) -> None:
+        if not first:
+            first.append(p.phase)
+            model.loaded.set()  # the words began: now the model may come
+
+    with Engine(models=ModelSource(model)) as e:
+        stats = e.refresh(notes, progress=report)
+        assert e.status(notes)[0].chunks_without_vectors == 0
+    assert first == ["index"] and stats.notices == [] and stats.chunks_vectored == 11

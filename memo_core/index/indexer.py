@@ -229,11 +229,11 @@ class Indexer:
         `gate`: between vector batches, a caller waiting for newer words gets them first."""
         t0 = time.monotonic()
         stats = RefreshStats()
-        if self.embedder is not None:
-            reader = self.embedder.sentence_model
-            self.store.use_model(
-                self.embedder.model_id, self.embedder.dim, reader.dim if reader else 0
-            )
+        # The vector table is the model's before the words (they reuse its vectors by
+        # hash), except in an index that has none yet: there it becomes the model's once
+        # its graph has loaded (a graph that fails leaves it no one's).
+        if self.embedder is not None and self.store.vector_key()[1] is not None:
+            self._use_model()
         if gate is not None:
             gate.begin()
         # The OS reported nothing: nothing to look at.
@@ -389,6 +389,12 @@ class Indexer:
                     stats.changed += 1
             store.mark_updated()
 
+    def _use_model(self) -> None:
+        """The vector table made this model's (its old vectors dropped if another's)."""
+        assert self.embedder is not None
+        reader = self.embedder.sentence_model
+        self.store.use_model(self.embedder.model_id, self.embedder.dim, reader.dim if reader else 0)
+
     def _fill_vectors(
         self,
         stats: RefreshStats,
@@ -408,6 +414,7 @@ class Indexer:
             progress(prog)  # words are all in: from here on, vectors (a bar from the first)
         if not self.embedder.usable():  # waits for a graph still loading
             return
+        self._use_model()
         steps = Steps(self.tuning.batch_chunks)
         while rows := self.store.chunks_without_vectors(steps.size):
             begun = time.monotonic()
