@@ -154,6 +154,27 @@ def test_the_sentence_pass_embeds_each_text_once(tmp_path: Path, pair: PairedEmb
         assert s.status()[0].chunks_without_sentences == 0
 
 
+def test_a_sentence_two_passages_share_is_embedded_once(
+    tmp_path: Path, pair: PairedEmbedder
+) -> None:
+    """Each passage keeps its own sentences' vectors, in its order, but a sentence several
+    passages of a step hold (a site's boilerplate) is embedded once."""
+    shared = "Bowl sings restic, bowl sings restic, bowl sings restic here."  # 40+ characters
+    notes = write_notes(
+        tmp_path / "notes",
+        {
+            "a.md": f"# A\n\nBeets cabbage beets, beets cabbage beets, beets here. {shared}\n",
+            "b.md": f"# B\n\n{shared} Kvass borscht kvass, kvass borscht kvass, here.\n",
+        },
+    )
+    with Searcher(notes, embedder=pair) as s:
+        stats = s.refresh()
+        assert stats.sentences_embedded == 3  # not 4
+        hits = s.search("bowl sings restic?", k=2, mode="vec", explain=True)
+    sentence = {h.relpath: h.explain.sentence for h in hits if h.explain is not None}
+    assert sentence["a.md"] == pytest.approx(sentence["b.md"])  # the same sentence's vector
+
+
 def test_a_single_model_takes_no_second_look(tmp_path: Path, tiny_embedder: Embedder) -> None:
     notes = write_notes(tmp_path / "notes", NOTES)
     with Searcher(notes, embedder=tiny_embedder) as s:
