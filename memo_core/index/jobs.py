@@ -222,8 +222,10 @@ def wait_within(
     already running when the call came in may have walked before the change, so it is
     followed by another; so is one that ran without the model this caller has (`model`).
     A refresh embedding for long indexes the words of changes made before the call
-    between two batches of vectors, and the answer comes then. Past the budget, a refresh
-    whose work left is `small` is waited for on, up to `small.within_s` from the call."""
+    between two batches of vectors, and the answer comes then. Once the words are in, the
+    vectors are waited for `VECTORS_GRACE_S` from the call, not the budget. Past that, a
+    refresh whose work left is `small` is waited for on, up to `small.within_s` from the
+    call."""
     deadline: float | None = None
     while True:
         job, started = started or start(), None
