@@ -121,8 +121,9 @@ class CollectionStatus:
 
     def unfinished(self) -> list[Notice]:
         """What the index does not hold yet, as an answer's notices say it: notes still to
-        index, then passages without vectors, then without their sentences' (none: it is
-        whole)."""
+        index (of the notes held and those to come: exact for a first index; a changed note
+        counts in both), then passages without vectors, then without their sentences' (none:
+        it is whole)."""
         if self.pending:
             total = self.files + self.pending
             return [Notice(NoticeKind.INDEXING, self.root, done=self.files, total=total)]
