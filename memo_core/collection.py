@@ -45,6 +45,7 @@ from memo_core.index.filelock import FileLock
 from memo_core.index.history import EMPTY_FINGERPRINT
 from memo_core.index.indexer import Indexer, ProgressFn, RefreshStats, WordsGate
 from memo_core.index.jobs import FailureLog, RefreshJob
+from memo_core.index.rows import BadRow
 from memo_core.index.store import Store
 from memo_core.index.vectors import VectorCache
 from memo_core.messages import Message, error_text
@@ -212,6 +213,10 @@ class Collection:
             yield
         except apsw.BusyError as e:
             raise IndexBusyError("index.busy", path=self.db_path) from e
+        except BadRow as e:  # a row memo never writes: the index is damaged, not memo
+            raise IndexStoreError(
+                "index.damaged", path=self.db_path, reason=e, folder=self.db_path.parent
+            ) from e
         except apsw.Error as e:
             if out_of_files():
                 raise too_many_files(str(self.root)) from e

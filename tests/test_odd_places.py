@@ -128,6 +128,55 @@ def test_foreign_index_file_is_never_replaced(notes: Path) -> None:
     assert db.execute("SELECT x FROM precious").fetchone() == (42,)
 
 
+# What a .memo/index.db that memo did not write may hold (a notes folder shared, synced or
+# cloned with its .memo/): each planted in a real memo index, which otherwise looks memo's.
+ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c"
+PLANTED = {
+    "a trigger": "CREATE TABLE planted(id); "
+    "CREATE TRIGGER t AFTER INSERT ON chunks BEGIN INSERT INTO planted VALUES (new.id); END",
+    "an endless trigger": f"CREATE TRIGGER t AFTER INSERT ON files BEGIN {ENDLESS}; END",
+    "a view": "CREATE VIEW v AS SELECT text FROM chunks",
+    "an extra table": "CREATE TABLE extra(x)",
+    "an extra index": "CREATE INDEX extra ON chunks(seq)",
+}
+
+
+@pytest.mark.parametrize("what", PLANTED)
+def test_an_index_memo_did_not_write_is_left_alone(notes: Path, what: str) -> None:
+    """Its schema is not exactly memo's: it is someone else's file, never written (its
+    triggers never run), and the search answers from an index kept elsewhere."""
+    import subprocess
+    import sys
+
+    import apsw
+    from conftest import HANG_S
+
+    with Searcher(notes, use_model=False) as s:
+        s.refresh(embed=False)
+    index = notes / ".memo" / "index.db"
+    db = apsw.Connection(str(index))
+    db.execute(PLANTED[what])
+    db.close()
+    before = index.read_bytes()
+    (notes / "new.md").write_text("# New\n\nfreshword here\n", encoding="utf-8")
+    memo = [sys.executable, "-m", "memo_cli.main"]
+    run = subprocess.run(
+        [*memo, "search", str(notes), "freshword", "--mode", "lex", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=HANG_S,  # an endless trigger that ran would never answer
+        env={**os.environ, "MEMO_LANG": "en"},
+    )
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["hits"][0]["relpath"] == "new.md"
+    [st] = json.loads(
+        subprocess.run([*memo, "status", str(notes), "--json"], capture_output=True, check=True,
+                       text=True, env={**os.environ, "MEMO_LANG": "en"}).stdout
+    )  # fmt: skip
+    assert "not a memo index" in (st["location_note"] or "")
+    assert index.read_bytes() == before
+
+
 @pytest.mark.slow
 def test_fifty_thousand_tiny_files(tmp_path: Path) -> None:
     root = tmp_path / "many"
@@ -142,3 +191,32 @@ def test_fifty_thousand_tiny_files(tmp_path: Path) -> None:
         assert stats.added == 50_001
         assert s.search("word49x999", mode="lex")[0].relpath == "d49/n999.md"
         assert not s.refresh(embed=False).changed_anything
+
+
+@pytest.mark.parametrize("path", ["/zz-not-hex", "../outside.md", "/2e2e2f6f75742e6d64", ""])
+def test_a_row_memo_never_writes_is_damage_with_what_to_do(notes: Path, path: str) -> None:
+    """A note's path no refresh stores (not hex, leading out, empty): the index is said to
+    be damaged, with what to do, never a traceback (a ValueError once came out of every
+    refresh)."""
+    import subprocess
+    import sys
+
+    import apsw
+
+    with Searcher(notes, use_model=False) as s:
+        s.refresh(embed=False)
+    db = apsw.Connection(str(notes / ".memo" / "index.db"))
+    db.execute("INSERT INTO files(path, mtime_ns, size, hash) VALUES (?, 1, 1, 'x')", (path,))
+    db.close()
+    run = subprocess.run(
+        [sys.executable, "-m", "memo_cli.main", "search", str(notes), "borscht", "--mode", "lex"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "MEMO_LANG": "en"},
+    )
+    assert "Traceback" not in run.stderr, run.stderr
+    assert run.returncode == 1 and run.stderr.strip().splitlines()[-1].startswith(
+        f"memo: cannot open the index {notes / '.memo' / 'index.db'}: "
+    )
+    assert "it is damaged or not memo's: move" in run.stderr

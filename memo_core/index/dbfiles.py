@@ -93,7 +93,9 @@ def _database_mark(path: Path) -> tuple[Mark, Message | None]:
     if header and not _is_database_header(header):
         return Mark.FOREIGN, NOT_SQLITE
     if header and _app_id(header) == schema.APPLICATION_ID:
-        return Mark.MEMO, None  # the mark, once in the file, stays: no need for the WAL
+        # The mark, once in the file, stays: no need for the WAL. But a file that says it
+        # is memo's may hold more than memo makes (planted triggers, views, tables).
+        return _schema_mark(path)
     if header and _app_id(header):
         return Mark.FOREIGN, ANOTHER_PROGRAMS
     committed = _wal_header(path)
@@ -125,6 +127,41 @@ def _ask_sqlite(path: Path) -> tuple[Mark, Message | None]:
     if row == (schema.APP_ID,):
         return Mark.MEMO, None
     return Mark.FOREIGN, ANOTHER_PROGRAMS
+
+
+def _schema_mark(path: Path) -> tuple[Mark, Message | None]:
+    """MEMO when the database file at `path` (as committed to it, read `immutable`: no lock,
+    no WAL, nothing written) holds exactly what memo's schema of its version makes; else
+    FOREIGN, naming what else it holds. One newer than this memo is left to the opener."""
+    flags = apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI | apsw.SQLITE_OPEN_NOFOLLOW
+    try:
+        db = apsw.Connection(sqlite_uri(path, "immutable=1"), flags=flags)
+        try:
+            db.execute("PRAGMA trusted_schema=OFF")
+            extra = unexpected(db)
+        finally:
+            db.close()
+    except apsw.Error:
+        return Mark.FOREIGN, ANOTHER_PROGRAMS  # no database SQLite can read
+    if extra:
+        return Mark.FOREIGN, Message("file.not_memos_schema", extra=extra)
+    return Mark.MEMO, None
+
+
+def unexpected(db: apsw.Connection) -> str:
+    """What the database holds that memo's schema of its version does not make ("" for
+    nothing: a few names, said as `trigger t, view v`); a version newer than this memo's
+    is the opener's to say."""
+    row = db.execute("PRAGMA user_version").fetchone()
+    version = int(row[0]) if row else 0
+    if not 0 < version <= schema.SCHEMA_VERSION:
+        return ""
+    tables, vectors = schema.objects(version)
+    found = schema.listed(db)
+    if found in (tables, tables | vectors):
+        return ""
+    odd = sorted(found - tables - vectors) or sorted((tables | vectors) - found)
+    return ", ".join(f"{kind} {name}" for kind, name in odd[:3])
 
 
 def _foreign_side_file(path: Path, mark: Mark) -> Message | None:

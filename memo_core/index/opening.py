@@ -31,8 +31,9 @@ from memo_core.files.fsafe import (
     too_many_files,
 )
 from memo_core.index import schema
-from memo_core.index.dbfiles import Mark, owned, side_files
+from memo_core.index.dbfiles import Mark, owned, side_files, unexpected
 from memo_core.index.directory import check_held, connect, make_private_dir, make_private_file
+from memo_core.messages import Message
 
 BUSY_TIMEOUT_MS = 10_000
 BUSY_RETRY_S = 0.02  # between tries at an index another process is making
@@ -259,6 +260,10 @@ def _open_sqlite(
         sqlite_vec.load(db)
         db.enable_load_extension(False)
         db.setbusytimeout(BUSY_TIMEOUT_MS)
+        # What a schema holds does not run with memo's rights: no function with side
+        # effects in a trigger or view, no writing SQLite's own tables (defensive).
+        db.execute("PRAGMA trusted_schema=OFF")
+        db.config(apsw.SQLITE_DBCONFIG_DEFENSIVE, 1)
         db.execute("PRAGMA mmap_size=268435456")
     except apsw.Error as e:
         db.close()
@@ -310,6 +315,10 @@ def _check_owner(db: apsw.Connection, path: Path) -> int:
         )
     if get_meta(db, "app") != schema.APP_ID:
         raise _foreign(path)
+    if extra := unexpected(db):  # planted since `owned` looked (in the WAL, say)
+        what = Message("file.not_memos_schema", extra=extra)
+        why = Message("file.is", path=path, what=what)
+        raise IndexLocationError(Message("file.left_alone", why=why))
     return version
 
 

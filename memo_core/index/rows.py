@@ -57,9 +57,22 @@ def stored(rel: str) -> str:
     return rel
 
 
+class BadRow(ValueError):
+    """A row memo never writes (an index damaged, or made by someone else): what it holds
+    is not read as if it were memo's."""
+
+
 def from_stored(text: str) -> str:
-    """The relative path `stored` made, as the OS gives it (undecodable bytes as surrogates)."""
-    return os.fsdecode(bytes.fromhex(text[1:])) if text[:1] == "/" else text
+    """The relative path `stored` made, as the OS gives it (undecodable bytes as surrogates);
+    BadRow for one `stored` never makes (not hex after its "/", empty, absolute, a NUL, or a
+    "." or ".." part: a path that would lead out of its collection)."""
+    try:
+        rel = os.fsdecode(bytes.fromhex(text[1:])) if text[:1] == "/" else text
+    except ValueError as e:
+        raise BadRow(f"a note's path {text[:60]!r}") from e
+    if not rel or "\x00" in rel or any(part in ("", ".", "..") for part in rel.split("/")):
+        raise BadRow(f"a note's path {text[:60]!r}")
+    return rel
 
 
 class FileStats:

@@ -12,9 +12,11 @@ sentence vectors (a pass of their own, after the passages' vectors).
 
 from __future__ import annotations
 
+import functools
 import os
 
 import apsw
+import sqlite_vec
 
 from memo_core.index.history import start_history
 
@@ -167,3 +169,41 @@ def _v5_to_v6(db: apsw.Connection) -> None:
 
 # Numbered migrations: MIGRATIONS[i] takes a database from version i to i + 1.
 MIGRATIONS = [_schema_v1, _v1_to_v2, _v2_to_v3, _v3_to_v4, _v4_to_v5, _v5_to_v6]
+
+
+def create_vectors_table(db: apsw.Connection, dim: int) -> None:
+    """The passages' vector table (sqlite-vec's vec0), made for a model by
+    `Store.use_model`: the one table memo makes outside the migrations."""
+    db.execute(
+        f"CREATE VIRTUAL TABLE vec USING vec0(embedding float[{int(dim)}] distance_metric=cosine)"
+    )
+
+
+# An index is memo's only if it holds exactly what memo makes: another file that looks like
+# one (a folder shared, synced or cloned with its .memo/) may hold triggers that would run
+# in memo's writes, or views and tables that are none of memo's business.
+Objects = frozenset[tuple[str, str]]  # (type, name) of what sqlite_master lists
+
+
+@functools.cache
+def objects(version: int) -> tuple[Objects, Objects]:
+    """What an index of schema `version` holds: (its tables and indexes, what its vector
+    table adds once a model has made it), as the migrations make them with the sqlite-vec
+    this memo loads; SQLite's own (`sqlite_*`) left out. Made once, in memory."""
+    db = apsw.Connection(":memory:")
+    try:
+        db.enable_load_extension(True)
+        sqlite_vec.load(db)
+        for migrate in MIGRATIONS[:version]:
+            migrate(db)
+        before = listed(db)
+        create_vectors_table(db, 4)
+        return before, listed(db) - before
+    finally:
+        db.close()
+
+
+def listed(db: apsw.Connection) -> Objects:
+    """(type, name) of every object in the database's schema but SQLite's own."""
+    rows = db.execute("SELECT type, name FROM main.sqlite_master")
+    return frozenset((kind, name) for kind, name in rows if not name.startswith("sqlite_"))

@@ -32,7 +32,7 @@ from memo_core.index.rows import (
     note_title,
     stored,
 )
-from memo_core.index.schema import SCHEMA_VERSION, new_generation
+from memo_core.index.schema import SCHEMA_VERSION, create_vectors_table, new_generation
 from memo_core.index.vecstorage import VectorSlots
 from memo_core.text import textnorm
 from memo_core.text.chunking import Chunk
@@ -206,10 +206,7 @@ class Store:
             self.db.execute("UPDATE chunks SET has_sent = 0")
             self.set_meta("sent_dim", str(int(sentence_dim)))
             self.db.execute("DROP TABLE IF EXISTS vec")
-            self.db.execute(
-                f"CREATE VIRTUAL TABLE vec USING vec0(embedding float[{int(dim)}] "
-                "distance_metric=cosine)"
-            )
+            create_vectors_table(self.db, dim)
             self.db.execute("UPDATE chunks SET has_vec = 0")
             self.set_meta("vec_model", model_id)
             self.set_meta("vec_dim", str(dim))

@@ -311,6 +311,10 @@ TEXTS: dict[str, tuple[str, str]] = {
         "— не индекс memo (база SQLite другой программы)",
         "is not a memo index (a SQLite database of another program)",
     ),
+    "file.not_memos_schema": (
+        "— не индекс memo (в нём есть то, чего memo не делает: {extra})",
+        "is not a memo index (it holds what memo does not make: {extra})",
+    ),
     "file.side_unreadable": (
         "{path} не прочитать ({reason})",
         "{path} cannot be read ({reason})",
