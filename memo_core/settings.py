@@ -35,9 +35,20 @@ def _env(env: Env | None) -> Env:
 
 
 def model_dir() -> Path | None:
-    """MEMO_MODEL_DIR, `~` expanded; None when it is not set (or empty)."""
+    """MEMO_MODEL_DIR, `~` expanded (`~user` of no such user: as written, a folder that is
+    not there, which the model's loading says); None when it is not set (or empty)."""
     value = os.environ.get(MODEL_DIR)
-    return Path(value).expanduser() if value else None
+    return expanded(value) if value else None
+
+
+def expanded(value: str | os.PathLike[str]) -> Path:
+    """A path a user gave, its leading `~` or `~user` expanded: the one rule for every path
+    memo is given (settings, arguments, tools). One whose home cannot be found (`~nouser`)
+    stays as written: a place that is not there, as whoever uses it says."""
+    try:
+        return Path(value).expanduser()
+    except RuntimeError:  # "Could not determine home directory"
+        return Path(value)
 
 
 def model_name() -> str | None:
@@ -56,9 +67,9 @@ def cache_dir() -> Path:
 @functools.lru_cache(maxsize=8)
 def _cache_dir(memo: str | None, xdg: str | None, home: str | None) -> Path:
     if memo:
-        return Path(memo).expanduser()
+        return expanded(memo)
     if xdg:
-        return Path(xdg).expanduser() / "memo"
+        return expanded(xdg) / "memo"
     return (Path(home) if home else Path.home()) / ".cache" / "memo"  # no HOME: the user's entry
 
 

@@ -189,3 +189,22 @@ def test_a_search_with_a_graph_that_fails_while_it_refreshes_answers_by_words(
             engine.search(notes, "restic backup", mode="vec")
         again = engine.search(notes, "restic backup", mode="hybrid")
         assert again.mode == "lex" and again[0].relpath == "backup.md"
+
+
+@pytest.mark.parametrize(
+    "value", ["/tmp/" + "a" * 6000, "~no-such-user-here/model"], ids=["too long", "no such user"]
+)
+def test_a_model_folder_setting_that_lies_leaves_the_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    """MEMO_MODEL_DIR naming a folder no one can have (a name the OS refuses, a home no user
+    has): a hybrid search answers by words and says why, once, never a traceback."""
+    monkeypatch.setenv("MEMO_MODEL_DIR", value)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "backup.md").write_text("# Backup\n\nrestic backup of the server\n", "utf-8")
+    with Engine() as engine:
+        results = engine.search(notes, "restic backup", mode="hybrid")
+    assert results.mode == "lex" and results[0].relpath == "backup.md"
+    [n] = results.notices
+    assert n.kind is NoticeKind.MODEL_UNAVAILABLE

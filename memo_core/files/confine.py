@@ -19,7 +19,7 @@ def allowed_roots(extra: Iterable[str] = (), env: str | None = None) -> list[Pat
     for raw in [*extra, *env.split(os.pathsep)]:
         if raw.strip():
             try:
-                roots.setdefault(Path(raw).expanduser().resolve(), None)
+                roots.setdefault(settings.expanded(raw).resolve(), None)
             except RuntimeError as e:  # ~user with no such user
                 raise PathNotFoundError("path.root_unresolved", raw=raw, reason=str(e)) from e
     return list(roots) or [Path.home().resolve()]

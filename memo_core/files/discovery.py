@@ -6,6 +6,7 @@ import os
 import shlex
 from pathlib import Path
 
+from memo_core import settings
 from memo_core.errors import NoCollectionError, PathNotFoundError
 from memo_core.files.walker import has_index, has_notes, subfolders
 from memo_core.messages import Message
@@ -31,7 +32,7 @@ def resolve_path(path: str | os.PathLike[str]) -> Path:
     if not raw.strip():
         raise PathNotFoundError("path.empty")
     try:  # RuntimeError: ~user with no such user, or a link loop; ValueError: a NUL
-        real = Path(raw).expanduser().resolve(strict=True)
+        real = settings.expanded(raw).resolve(strict=True)
     except (OSError, RuntimeError, ValueError) as e:
         raise missing(raw) from e
     check_dir(real, raw)

