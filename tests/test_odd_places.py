@@ -220,3 +220,27 @@ def test_a_row_memo_never_writes_is_damage_with_what_to_do(notes: Path, path: st
         f"memo: cannot open the index {notes / '.memo' / 'index.db'}: "
     )
     assert "it is damaged or not memo's: move" in run.stderr
+
+
+def test_a_cache_level_that_is_a_link_is_never_written_through(
+    notes: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache's own levels (`indexes/`, one a collection) get a notes folder's care: one
+    that is a link to another folder is refused, and nothing is made there (memo once made
+    `<name>-<hash>/index.db` in the folder `indexes` linked to)."""
+    import apsw
+
+    from memo_core import MemoError
+
+    cache, elsewhere = tmp_path / "cache", tmp_path / "elsewhere"
+    cache.mkdir()
+    elsewhere.mkdir()
+    (cache / "indexes").symlink_to(elsewhere)
+    monkeypatch.setenv("MEMO_CACHE_DIR", str(cache))
+    (notes / ".memo").mkdir()  # another program's database where memo's would be: the cache's
+    db = apsw.Connection(str(notes / ".memo" / "index.db"))
+    db.execute("CREATE TABLE precious(x)")
+    db.close()
+    with Searcher(notes, use_model=False) as s, pytest.raises(MemoError, match="symbolic link"):
+        s.search("borscht", mode="lex")
+    assert list(elsewhere.iterdir()) == []

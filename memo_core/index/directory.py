@@ -44,6 +44,7 @@ from memo_core.files.fsafe import (
 from memo_core.files.walker import INDEX_DIR
 from memo_core.index.dbfiles import odd, owned, side_files, sqlite_uri
 from memo_core.messages import Message
+from memo_core.settings import cache_dir
 
 PROC_FD = "/proc/self/fd"  # a folder's descriptor, as a name the kernel resolves
 VFS_NAME = "memo-as-given"
@@ -243,13 +244,27 @@ def make_private_dir(folder: Path, root: Folder | None = None) -> None:
     """`folder` as a real directory (made if missing; its parents too); never a symlink.
     `<root>/.memo` is made and checked through the root's descriptor."""
     if root is not None and folder == Path(root.path, INDEX_DIR):
-        where, name = root.fd, INDEX_DIR
-    else:
-        where, name = None, str(folder)
-        try:
-            folder.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise _cannot("create", folder, e) from e
+        _made(INDEX_DIR, root.fd, folder)
+        return
+    # Below the cache folder every level is memo's to make (`indexes/`, then one a
+    # collection): none may be a link that leads memo to write elsewhere. The cache folder
+    # itself, and what holds it, are the user's (a ~/.cache on another disk is common).
+    cache = cache_dir()
+    levels = [folder]
+    if folder.is_relative_to(cache) and folder != cache:
+        levels = [cache.joinpath(*folder.relative_to(cache).parts[:i + 1])
+                  for i in range(len(folder.relative_to(cache).parts))]  # fmt: skip
+    try:
+        levels[0].parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise _cannot("create", folder, e) from e
+    for level in levels:
+        _made(str(level), None, level)
+
+
+def _made(name: str, where: int | None, folder: Path) -> None:
+    """The directory `name` (relative to `where`, a descriptor; None: a path) made if
+    missing, and found a real directory, not a link to one."""
     try:
         os.mkdir(name, 0o755, dir_fd=where)
     except FileExistsError:
