@@ -278,14 +278,17 @@ def build_parser(lang: Lang = Lang.RU) -> argparse.ArgumentParser:
     sp = _command(sub, "search", t("help.search"), _search, path_help, lang)
     sp.add_argument("query", help=t("help.query"))
     sp.add_argument(
-        "-k", type=int, default=DEFAULT_K, help=t("help.k", low=1, high=MAX_K, default=DEFAULT_K)
+        "-k",
+        type=settings.ascii_int,
+        default=DEFAULT_K,
+        help=t("help.k", low=1, high=MAX_K, default=DEFAULT_K),
     )
     sp.add_argument(
         "--mode", choices=MODES, default=DEFAULT_MODE, help=t("help.mode", default=DEFAULT_MODE)
     )
     sp.add_argument(
         "--offset",
-        type=int,
+        type=settings.ascii_int,
         default=0,
         metavar="N",
         help=t("help.offset", low=0, high=MAX_OFFSET),
@@ -293,7 +296,7 @@ def build_parser(lang: Lang = Lang.RU) -> argparse.ArgumentParser:
     low, high = MAX_CHARS_RANGE
     sp.add_argument(
         "--max-chars",
-        type=int,
+        type=settings.ascii_int,
         metavar="N",
         help=t("help.max_chars", low=low, high=high, default=DEFAULT_MAX_CHARS),
     )
@@ -312,7 +315,7 @@ def build_parser(lang: Lang = Lang.RU) -> argparse.ArgumentParser:
     wp.add_argument("paths", nargs="+", metavar="PATH", help=t("help.watch_paths"))
     wp.add_argument(
         "--debounce",
-        type=int,
+        type=settings.ascii_int,
         default=DEBOUNCE_MS,
         metavar="MS",
         help=t("help.debounce", low=0, high=MAX_DEBOUNCE_MS, default=DEBOUNCE_MS),
@@ -323,9 +326,13 @@ def build_parser(lang: Lang = Lang.RU) -> argparse.ArgumentParser:
 
     rp = _command(sub, "read", t("help.read"), _read, path_help, lang)
     rp.add_argument("note", help=t("help.note"))
-    rp.add_argument("--from", type=int, dest="from_line", metavar="N", help=t("help.from"))
-    rp.add_argument("--to", type=int, dest="to_line", metavar="M", help=t("help.to"))
-    rp.add_argument("--around", type=int, metavar="N", help=t("help.around", lines=AROUND_LINES))
+    rp.add_argument(
+        "--from", type=settings.ascii_int, dest="from_line", metavar="N", help=t("help.from")
+    )
+    rp.add_argument("--to", type=settings.ascii_int, dest="to_line", metavar="M", help=t("help.to"))
+    rp.add_argument(
+        "--around", type=settings.ascii_int, metavar="N", help=t("help.around", lines=AROUND_LINES)
+    )
 
     _command(sub, "reindex", t("help.reindex"), _reindex, path_help, lang)
 

@@ -90,12 +90,26 @@ def number(name: str, default: float, low: float, high: float, env: Env | None =
     if not raw:
         return default
     try:
-        value = float(raw)
+        # ASCII digits only: Python also reads "٨٠٨٠" as 8080, and a port or a budget
+        # written in another script is more likely a mistake than a choice.
+        value = float(raw) if raw.isascii() else float("nan")
     except ValueError:
         value = float("nan")
     if not low <= value <= high:
         raise SettingError(Message("setting.number", variable=name, raw=raw, low=low, high=high))
     return value
+
+
+def ascii_int(text: str) -> int:
+    """A whole number as a command line writes it, in ASCII digits (as `number`): argparse's
+    `type` for every whole-number option (ValueError otherwise, which it says as a bad
+    integer)."""
+    if not text.isascii():
+        raise ValueError(text)
+    return int(text)
+
+
+ascii_int.__name__ = "int"  # argparse names the type in its message: "invalid int value"
 
 
 def refresh_budget(default: float, env: Env | None = None) -> float:

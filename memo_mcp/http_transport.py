@@ -89,7 +89,7 @@ def add_http_options(parser: argparse.ArgumentParser, lang: Lang = Lang.RU) -> N
     )
     g.add_argument(
         "--port",
-        type=int,
+        type=settings.ascii_int,
         default=None,
         help=t("help.port", variable=settings.HTTP_PORT, default=DEFAULT_PORT),
     )

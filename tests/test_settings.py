@@ -57,6 +57,9 @@ def test_values_and_defaults(reader, env: dict[str, str], value: object) -> None
         (lambda e: settings.http_port(e), {"MEMO_HTTP_PORT": "http"}, "1 to 65535"),
         (lambda e: settings.http_port(e), {"MEMO_HTTP_PORT": "80.5"}, "1 to 65535"),
         (lambda e: settings.http_port(e), {"MEMO_HTTP_PORT": "0"}, "1 to 65535"),
+        # Digits of another script are not numbers to memo (Python reads "٨٠٨٠" as 8080).
+        (lambda e: settings.http_port(e), {"MEMO_HTTP_PORT": "٨٠٨٠"}, "1 to 65535"),
+        (lambda e: settings.refresh_budget(3.0, e), {"MEMO_REFRESH_BUDGET": "٣"}, "0 to 86400"),
         (lambda e: settings.http_seconds(settings.HTTP_TIMEOUT, 10, e),
          {"MEMO_HTTP_TIMEOUT_S": "nan"}, "MEMO_HTTP_TIMEOUT_S='nan'"),
         (lambda e: settings.token(e), {"MEMO_TOKEN": ""}, "set but empty"),
@@ -67,6 +70,15 @@ def test_a_value_memo_cannot_use_is_an_error_naming_it(reader, env, says: str) -
     with pytest.raises(SettingError) as e:
         reader(env)
     assert says in str(e.value)
+
+
+def test_command_line_numbers_are_ascii_digits(capsys: pytest.CaptureFixture[str]) -> None:
+    from memo_cli.main import main
+
+    with pytest.raises(SystemExit) as e:
+        main(["search", ".", "zebra", "-k", "٣"])
+    assert e.value.code == 2 and "-k" in capsys.readouterr().err
+    assert settings.ascii_int("42") == 42
 
 
 def test_a_bad_refresh_budget_is_one_line_and_exit_1(tmp_path: Path) -> None:
