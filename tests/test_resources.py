@@ -205,3 +205,59 @@ def test_a_full_disk_is_one_line_and_the_committed_index_answers(tmp_path: Path)
     assert "файлов 6" in said["status.out"], said["status.out"]
     files = said["files.txt"].split()
     assert not [f for f in files if f.endswith((".rebuild", ".tmp"))], files
+
+
+READ_ONLY = r"""
+set -e
+mount -t tmpfs -o size=600k tmpfs "$DISK"
+mkdir "$DISK/notes"
+for i in $(seq 1 40); do
+    printf '# Note %s\n\ncabbage %s and words to take room %s\n' $i $i $i > "$DISK/notes/n$i.md"
+done
+"$PY" -m memo_cli.main index "$DISK/notes" --no-vectors > /dev/null
+dd if=/dev/zero of="$DISK/filler" bs=1k 2>/dev/null || true
+set +e
+# the disk fills while the vectors are made, then the index closes
+"$PY" -m memo_cli.main index "$DISK/notes" > "$OUT/index.out" 2> "$OUT/index.err"
+echo $? > "$OUT/index.rc"
+# remounted read-only, the WAL left behind
+mount -o remount,ro "$DISK"
+"$PY" -m memo_cli.main search "$DISK/notes" cabbage --mode lex -k 1 \
+    > "$OUT/search.out" 2> "$OUT/search.err"
+echo $? > "$OUT/search.rc"
+"$PY" -m memo_cli.main reindex "$DISK/notes" > "$OUT/reindex.out" 2> "$OUT/reindex.err"
+echo $? > "$OUT/reindex.rc"
+"""
+
+
+@pytest.mark.skipif(not _can_mount_tmpfs(), reason="needs unshare -rm and a tmpfs mount")
+def test_a_disk_full_during_vectors_then_read_only_ends_in_one_line(
+    tmp_path: Path, tiny_model_dir: Path
+) -> None:
+    """To the end: a disk that fills while the vectors are made says so in one line, and
+    the index closes without a traceback (its WAL kept); remounted read-only with the WAL
+    left behind, a search answers from what the index saved and `memo reindex` says why it
+    cannot, in one line (both once ended in a traceback, the search with no answer)."""
+    disk, out = tmp_path / "disk", tmp_path / "out"
+    disk.mkdir()
+    out.mkdir()
+    env = {**os.environ, "DISK": str(disk), "OUT": str(out), "PY": sys.executable,
+           "MEMO_MODEL_DIR": str(tiny_model_dir), "MEMO_LANG": "en"}  # fmt: skip
+    run = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", READ_ONLY],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=HANG_S * 4,
+    )
+    assert run.returncode == 0, run.stderr
+    said = {name: (out / name).read_text() for name in os.listdir(out)}
+    for step in ("index", "search", "reindex"):
+        assert "Traceback" not in said[f"{step}.err"], said[f"{step}.err"]
+    assert said["index.rc"].strip() == "1" and len(said["index.err"].splitlines()) == 1
+    assert "no room left on the disk" in said["index.err"]
+    assert said["search.rc"].strip() == "0" and "cabbage" in said["search.out"]
+    assert "read-only file system" in said["search.out"]
+    assert said["reindex.rc"].strip() == "1" and len(said["reindex.err"].splitlines()) == 1
+    assert "read-only file system" in said["reindex.err"]

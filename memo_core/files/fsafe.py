@@ -155,7 +155,20 @@ def disk_full(e: OSError) -> bool:
 
 
 def no_room(where: str) -> DiskFullError:
-    return DiskFullError("os.disk_full", path=where)
+    """Nothing can be written at `where`: a disk with no room, or a file system mounted
+    read-only (said as such); what the index saved answers either way."""
+    key = "os.disk_read_only" if read_only(where) else "os.disk_full"
+    return DiskFullError(key, path=where)
+
+
+def read_only(path: os.PathLike[str] | str) -> bool:
+    """Whether `path` (or, when it is not there, its folder) lies on a read-only mount."""
+    for where in (path, os.path.dirname(os.fspath(path))):
+        try:
+            return bool(os.statvfs(where).f_flag & os.ST_RDONLY)
+        except OSError:
+            continue
+    return False
 
 
 # Below this much room for the user, a file system counts as full: SQLite fails there in
@@ -164,12 +177,13 @@ FULL_BELOW = 1 << 20
 
 
 def out_of_room(path: os.PathLike[str] | str) -> bool:
-    """Whether the file system holding `path` has (all but) no room left for the user."""
+    """Whether the file system holding `path` has (all but) no room left for the user, or
+    none at all: mounted read-only."""
     try:
         st = os.statvfs(path)
     except OSError:
         return False
-    return st.f_bavail * st.f_frsize < FULL_BELOW
+    return bool(st.f_flag & os.ST_RDONLY) or st.f_bavail * st.f_frsize < FULL_BELOW
 
 
 def folder_error(path: str, e: OSError) -> MemoError:

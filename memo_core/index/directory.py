@@ -19,6 +19,7 @@ device and inode with what the root's descriptor leads to, before it is used.
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import stat
 import time
@@ -312,6 +313,8 @@ def open_lock_file(path: Path, root: Folder | None = None) -> int:
         try:
             fd = os.open(name, flags, 0o644, dir_fd=where)
         except OSError as e:
+            if e.errno in (errno.EROFS, errno.ENOSPC, errno.EDQUOT):  # nothing can be written
+                raise no_room(str(path)) from e
             raise _cannot("open", path, e) from e
     if what := odd(os.fstat(fd)):
         os.close(fd)

@@ -11,6 +11,7 @@ transaction, so chunks, words, vectors and the history never disagree on disk.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -38,6 +39,8 @@ from memo_core.text import textnorm
 from memo_core.text.chunking import Chunk
 from memo_core.text.frontmatter import normalize_tag
 from memo_core.values import FileNote
+
+log = logging.getLogger("memo")
 
 T = TypeVar("T")
 
@@ -86,7 +89,14 @@ class Store:
         return opening.look(path, lambda db: read(cls(db, path) if db is not None else None), root)
 
     def close(self) -> None:
-        self.db.close()
+        """Close the connection. One that cannot fold its WAL into the file as it closes (a
+        full or read-only disk) loses nothing: what was committed stays in the WAL, which
+        the next open reads. It is closed all the same, and that said in the log only."""
+        try:
+            self.db.close()
+        except apsw.Error as e:
+            log.debug("memo: closing %s: %r; its WAL is kept", self.path, e)
+            self.db.close(True)
 
     def _scalar(self, sql: str, params: Sequence[object] = ()) -> Any:
         row = self.db.execute(sql, params).fetchone()

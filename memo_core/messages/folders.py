@@ -69,6 +69,12 @@ TEXTS: dict[str, tuple[str, str]] = {
         "{variable}={raw!r}: укажите число от {low:g} до {high:g}",
         "{variable}={raw!r}: give a number from {low:g} to {high:g}",
     ),
+    "os.disk_read_only": (
+        "{path} на файловой системе только для чтения: записать нельзя; индекс цел, ответы "
+        "идут по последнему сохранённому",
+        "{path} is on a read-only file system: nothing can be written; the index is whole, "
+        "and answers come from what it last saved",
+    ),
     "os.disk_full": (
         "на диске нет места для {path}: освободите место; индекс цел, ответы идут по "
         "последнему сохранённому",
