@@ -14,6 +14,7 @@ import threading
 import time
 import weakref
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 from memo_core import refreshing, searching
@@ -449,8 +450,10 @@ class Engine:
                 embedder = self.models.get(ready=False)
             except ModelUnavailableError as e:
                 total.notices.append(Notice(NoticeKind.MODEL_UNAVAILABLE, detail=e.message))
-        for c in self.collections(path):
-            total.add(c.refresh(embedder, progress, wait=wait))
+        # Past the budget of open collections each lets go once indexed, as a search's do.
+        refresh = partial(Collection.refresh, embedder=embedder, progress=progress, wait=wait)
+        for stats in refreshing.each_within(self.collections(path), self.max_open, refresh):
+            total.add(stats)
         if embedder is not None:
             try:  # a graph that failed to load made no vectors: say why
                 self.models.get()
@@ -469,7 +472,8 @@ class Engine:
             embedder: Embedder | None = self.models.get()
         except ModelUnavailableError:
             embedder = None  # words now; vectors are filled in by the next search
-        return sum(c.rebuild(embedder, progress) for c in self.collections(path))
+        rebuild = partial(Collection.rebuild, embedder=embedder, progress=progress)
+        return sum(refreshing.each_within(self.collections(path), self.max_open, rebuild))
 
     # -- notes ----------------------------------------------------------------------------
 

@@ -261,3 +261,20 @@ def test_a_disk_full_during_vectors_then_read_only_ends_in_one_line(
     assert "read-only file system" in said["search.out"]
     assert said["reindex.rc"].strip() == "1" and len(said["reindex.err"].splitlines()) == 1
     assert "read-only file system" in said["reindex.err"]
+
+
+def test_memo_index_of_many_folders_keeps_within_the_descriptors(tmp_path: Path) -> None:
+    """`memo index` of a parent of many one-note folders at a low open-files limit: each
+    folder lets go of what it opened once it is indexed, as a search's do (it once failed
+    with "too many open files" at the 254th folder of 5,000 at 1,024)."""
+    root = many_collections(tmp_path / "many")
+    for command in (["index", str(root), "--no-vectors"], ["reindex", str(root)]):
+        code = f"""
+        import sys
+        from memo_cli.main import main
+        sys.exit(main({command!r}))
+        """
+        run = subprocess.run(limited(code, 64), capture_output=True, text=True, cwd=REPO,
+                             timeout=HANG_S * 4)  # fmt: skip
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert len(list(root.glob("*/.memo/index.db"))) == MANY
