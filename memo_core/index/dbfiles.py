@@ -142,7 +142,7 @@ def _schema_mark(path: Path) -> tuple[Mark, Message | None]:
         finally:
             db.close()
     except apsw.Error:
-        return Mark.FOREIGN, ANOTHER_PROGRAMS  # no database SQLite can read
+        return Mark.MEMO, None  # memo's mark on a file SQLite cannot read: the opener says damaged
     if extra:
         return Mark.FOREIGN, Message("file.not_memos_schema", extra=extra)
     return Mark.MEMO, None
