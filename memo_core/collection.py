@@ -449,9 +449,16 @@ class Collection:
                 if changed is None:
                     indexer = Indexer(root, writer, embedder, self.tuning)
                     changes = self._freshness.changes()
-                    stats = indexer.refresh(progress, self._stop, changes, gate)
-                    if stats.two_names:  # the OS reports a change under the name it was made by
-                        self._freshness.give_up()
+                    try:
+                        stats = indexer.refresh(progress, self._stop, changes, gate)
+                    except BadRow as e:  # a row memo never writes: made again from the notes
+                        stats = self._rebuild(writer, root, embedder, progress)
+                        if not stats.stopped:
+                            why = Message("index.bad_row", row=str(e))
+                            stats.notices.append(Notice(NoticeKind.REBUILT, str(self.root), why))
+                    else:
+                        if stats.two_names:  # the OS reports a change under the name it was made by
+                            self._freshness.give_up()
                 else:
                     stats = self._rebuild(writer, root, embedder, progress)
                     if not stats.stopped:

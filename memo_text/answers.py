@@ -97,6 +97,10 @@ TEXTS: dict[str, tuple[str, str]] = {
         "индекс перестроен заново: изменились параметры ({detail})",
         "the index was rebuilt from scratch: its settings changed ({detail})",
     ),
+    "notice.rebuilt_because": (
+        "индекс перестроен заново: {detail}",
+        "the index was rebuilt from scratch: {detail}",
+    ),
     "notice.rebuilt_version": (
         "индекс перестроен заново: индекс от прежней версии memo",
         "the index was rebuilt from scratch: it was made by an earlier memo",

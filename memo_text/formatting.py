@@ -24,6 +24,7 @@ from memo_core import (
     CollectionStatus,
     FileNote,
     Hit,
+    Message,
     NoteLines,
     NoteText,
     Notice,
@@ -79,6 +80,8 @@ def notice_text(n: Notice, lang: Lang = Lang.RU) -> str:
     if n.kind is NoticeKind.SENTENCES:
         return where + lang.text("notice.sentences", done=n.done, total=n.total)
     if n.kind is NoticeKind.REBUILT:
+        if isinstance(n.detail, Message):  # why, not which settings
+            return where + lang.text("notice.rebuilt_because", detail=detail)
         if n.detail:
             return where + lang.text("notice.rebuilt_settings", detail=detail)
         return where + lang.text("notice.rebuilt_version")

@@ -176,7 +176,7 @@ class History:
     def paths(self) -> list[str]:
         """Every indexed note's relative path, sorted."""
         sql = f"SELECT path FROM files WHERE {CONTENT} IS NOT NULL"
-        return sorted(from_stored(p) for (p,) in self._db.execute(sql))
+        return sorted(from_stored(p) for (p,) in list(self._db.execute(sql)))
 
     def knows(self, fingerprint: str) -> bool:
         """Whether `delta_since(fingerprint)` has an answer, without working it out."""

@@ -265,12 +265,11 @@ class Store:
         """
         version = self.data_version()
         if self._stats is None or self._stats_version != version:
-            rows = self.db.execute("SELECT path, mtime_ns, size FROM files")
+            # Read whole before a path is judged: a row memo never writes (BadRow) must not
+            # leave a statement open on the connection the index is then made again through.
+            rows = list(self.db.execute("SELECT path, mtime_ns, size FROM files"))
             self._stats = FileStats(
-                {
-                    (path if path[:1] != "/" else from_stored(path)): (mtime, size)
-                    for path, mtime, size in rows
-                }
+                {from_stored(path): (mtime, size) for path, mtime, size in rows}
             )
             self._stats_version = version
         return self._stats.all if within is None else self._stats.within(within)
@@ -625,7 +624,7 @@ class Store:
 
     def notes(self) -> list[tuple[str, FileNote]]:
         """(path, note) of every file that was skipped or cut."""
-        rows = self.db.execute("SELECT path, note FROM files WHERE note IS NOT NULL")
+        rows = list(self.db.execute("SELECT path, note FROM files WHERE note IS NOT NULL"))
         return [(from_stored(path), FileNote.parse(note)) for path, note in rows]
 
     def data_version(self) -> int:
@@ -637,11 +636,12 @@ class Store:
             return {}
         marks = ",".join("?" * len(ids))
         rows = {}
-        for cid, path, line, heading, text, text_line, front in self.db.execute(
+        found = self.db.execute(
             "SELECT c.id, f.path, c.line, c.heading, c.text, c.text_line, f.front "
             f"FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
             tuple(ids),
-        ):
+        )
+        for cid, path, line, heading, text, text_line, front in list(found):
             rel = from_stored(path)
             # text_line 0: written before schema 5 (until the rebuild): the passage's line.
             title = note_title(rel, front or "")

@@ -262,6 +262,10 @@ TEXTS: dict[str, tuple[str, str]] = {
         "{path} was made by a newer memo (schema {version} > {ours}); "
         "upgrade memo, or move {folder} away to rebuild it with this one",
     ),
+    "index.bad_row": (
+        "в нём была запись, которую memo не пишет: {row}",
+        "it held a row memo never writes: {row}",
+    ),
     "index.foreign": (
         "{path} — не индекс memo; memo его не трогает",
         "{path} is not a memo index; memo leaves it alone",
