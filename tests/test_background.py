@@ -7,9 +7,8 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
-from conftest import HANG_S, PacedEmbedder, many_notes
+from conftest import HANG_S, BlockedEmbedder, PacedEmbedder, many_notes
 from mcp_helpers import WireServer, server_env
 
 from memo_core import Embedder, Engine, ModelSource, NoticeKind, Tuning
@@ -17,25 +16,15 @@ from memo_core.index.jobs import NO_SMALL_WORK as LONG  # a slow model: no folde
 from memo_text import format_status, notice_text
 
 
-class SlowEmbedder(Embedder):
-    """A real tiny model; note batches wait for `gate` (queries do not)."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self.inner, self.model_id, self.dim = inner, inner.model_id, inner.dim
-        self.gate = threading.Event()
-
-    def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
-        if not query:
-            assert self.gate.wait(60)
-        return self.inner.embed_batch(texts, query=query)
-
-
 @pytest.fixture
-def slow(tiny_embedder: Embedder) -> SlowEmbedder:
-    return SlowEmbedder(tiny_embedder)
+def slow(tiny_embedder: Embedder) -> BlockedEmbedder:
+    """A real tiny model whose note batches wait for its `gate`."""
+    return BlockedEmbedder(tiny_embedder)
 
 
-def test_a_long_first_index_answers_within_the_budget(tmp_path: Path, slow: SlowEmbedder) -> None:
+def test_a_long_first_index_answers_within_the_budget(
+    tmp_path: Path, slow: BlockedEmbedder
+) -> None:
     notes = many_notes(tmp_path / "notes", 300)
     with Engine(models=ModelSource(slow), refresh_budget_s=0.5, small=LONG) as e:
         t0 = time.monotonic()
@@ -64,7 +53,7 @@ def test_a_long_first_index_answers_within_the_budget(tmp_path: Path, slow: Slow
 
 @pytest.mark.parametrize("lang", ["ru", "en"])
 def test_nothing_found_while_vectors_come_is_not_the_final_answer(
-    tmp_path: Path, slow: SlowEmbedder, lang: str
+    tmp_path: Path, slow: BlockedEmbedder, lang: str
 ) -> None:
     """A search that finds nothing before the vectors are made says nothing was found yet,
     and how much could be searched by meaning; once the index is whole, the final words."""
@@ -103,7 +92,7 @@ def test_a_change_made_before_the_call_is_in_its_answer(tmp_path: Path, tiny_emb
             assert hits and hits[0].relpath == f"new{i}.md"
 
 
-def test_closing_stops_the_background_refresh(tmp_path: Path, slow: SlowEmbedder) -> None:
+def test_closing_stops_the_background_refresh(tmp_path: Path, slow: BlockedEmbedder) -> None:
     notes = many_notes(tmp_path / "notes", 100)
     batches = Tuning(batch_chunks=16)  # many batches: the stop comes between two
     e = Engine(tuning=batches, models=ModelSource(slow), refresh_budget_s=0.2, small=LONG)
@@ -149,7 +138,7 @@ def test_memo_mcp_answers_a_first_search_within_its_budget(
 
 
 def test_several_collections_wait_one_budget_and_say_so_in_one_line(
-    tmp_path: Path, slow: SlowEmbedder
+    tmp_path: Path, slow: BlockedEmbedder
 ) -> None:
     home = tmp_path / "home"
     for name in ("a", "b", "c"):

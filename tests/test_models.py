@@ -79,12 +79,26 @@ def test_disabled_and_fixed_sources(tiny_embedder) -> None:
     assert fixed.loaded and fixed.get() is tiny_embedder
 
 
-def test_a_broken_graph_found_while_loading_is_said_and_not_kept(tmp_path: Path) -> None:
-    """`get(ready=False)` returns before the graph is loaded; the `get()` that waits for
-    it says what is wrong, and the broken model is not handed out again meanwhile."""
+def broken_model(tmp_path: Path) -> Path:
+    """A model folder whose graph onnxruntime cannot load (the rest of it sound)."""
     broken = tmp_path / "broken"
     shutil.copytree(make_tiny_model_dir(tmp_path / "tiny"), broken)
     (broken / "model.onnx").write_bytes(b"not an onnx file")
+    return broken
+
+
+def backup_note(tmp_path: Path) -> Path:
+    """A folder of one note."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "backup.md").write_text("# Backup\n\nrestic backup of the server\n", "utf-8")
+    return notes
+
+
+def test_a_broken_graph_found_while_loading_is_said_and_not_kept(tmp_path: Path) -> None:
+    """`get(ready=False)` returns before the graph is loaded; the `get()` that waits for
+    it says what is wrong, and the broken model is not handed out again meanwhile."""
+    broken = broken_model(tmp_path)
     models = ModelSource(model_dir=broken)
     models.get(ready=False)
     for _ in range(2):
@@ -101,9 +115,7 @@ def test_a_search_walks_while_the_model_loads(
     for the model's graph: here the graph loads only once the refresh has indexed the words
     of a new note (were they one after the other, the load would wait for a refresh that
     waits for it, and fail)."""
-    notes = tmp_path / "notes"
-    notes.mkdir()
-    (notes / "backup.md").write_text("# Backup\n\nrestic backup of the server\n", "utf-8")
+    notes = backup_note(tmp_path)
     with Engine(models=ModelSource(model_dir=tiny_model_dir)) as engine:
         engine.refresh(notes)  # the model's vectors
     (notes / "soup.md").write_text("# Soup\n\nborscht recipe\n", "utf-8")
@@ -136,9 +148,7 @@ def test_a_model_is_waited_for_where_the_index_holds_no_vectors_of_it(
     broken = tmp_path / "broken"
     shutil.copytree(tiny_model_dir, broken)
     (broken / "model.onnx").write_bytes(b"not an onnx file")
-    notes = tmp_path / "notes"
-    notes.mkdir()
-    (notes / "backup.md").write_text("# Backup\n\nrestic backup of the server\n", "utf-8")
+    notes = backup_note(tmp_path)
     with Engine(models=ModelSource(model_dir=tiny_model_dir)) as engine:
         engine.refresh(notes)
         held = engine.status(notes)[0]
@@ -156,12 +166,7 @@ def test_memo_index_with_a_graph_that_fails_indexes_the_words_and_says_why(
 ) -> None:
     """`Engine.refresh` indexes the words while the graph loads; a graph that fails then
     makes no vectors, and the refresh says why (it said so when it loaded first, too)."""
-    broken = tmp_path / "broken"
-    shutil.copytree(make_tiny_model_dir(tmp_path / "tiny"), broken)
-    (broken / "model.onnx").write_bytes(b"not an onnx file")
-    notes = tmp_path / "notes"
-    notes.mkdir()
-    (notes / "backup.md").write_text("# Backup\n\nrestic backup of the server\n", "utf-8")
+    broken, notes = broken_model(tmp_path), backup_note(tmp_path)
     with Engine(models=ModelSource(model_dir=broken)) as engine:
         stats = engine.refresh(notes)
         [st] = engine.status(notes)
@@ -175,12 +180,7 @@ def test_a_search_with_a_graph_that_fails_while_it_refreshes_answers_by_words(
 ) -> None:
     """The graph fails on its thread while the search indexes new notes: the words are
     indexed and answer, and the answer says the model is not there (no vectors written)."""
-    broken = tmp_path / "broken"
-    shutil.copytree(make_tiny_model_dir(tmp_path / "tiny"), broken)
-    (broken / "model.onnx").write_bytes(b"not an onnx file")
-    notes = tmp_path / "notes"
-    notes.mkdir()
-    (notes / "backup.md").write_text("# Backup\n\nrestic backup of the server\n", "utf-8")
+    broken, notes = broken_model(tmp_path), backup_note(tmp_path)
     with Engine(models=ModelSource(model_dir=broken)) as engine:
         results = engine.search(notes, "restic backup", mode="hybrid")
         assert results.mode == "lex" and results[0].relpath == "backup.md"
@@ -200,9 +200,7 @@ def test_a_model_folder_setting_that_lies_leaves_the_words(
     """MEMO_MODEL_DIR naming a folder no one can have (a name the OS refuses, a home no user
     has): a hybrid search answers by words and says why, once, never a traceback."""
     monkeypatch.setenv("MEMO_MODEL_DIR", value)
-    notes = tmp_path / "notes"
-    notes.mkdir()
-    (notes / "backup.md").write_text("# Backup\n\nrestic backup of the server\n", "utf-8")
+    notes = backup_note(tmp_path)
     with Engine() as engine:
         results = engine.search(notes, "restic backup", mode="hybrid")
     assert results.mode == "lex" and results[0].relpath == "backup.md"

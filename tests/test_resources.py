@@ -142,6 +142,24 @@ ls -A "$DISK/notes" "$DISK/notes/.memo" > "$OUT/files.txt"
 """
 
 
+def on_a_small_disk(script: str, tmp_path: Path, **env: str) -> dict[str, str]:
+    """`script` run by sh in a mount namespace of its own, where it mounts a small tmpfs at
+    $DISK; what it wrote to $OUT, by file name ($PY: this Python; `env` besides)."""
+    disk, out = tmp_path / "disk", tmp_path / "out"
+    disk.mkdir()
+    out.mkdir()
+    run = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", script],
+        env={**os.environ, "DISK": str(disk), "OUT": str(out), "PY": sys.executable, **env},
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=HANG_S * 4,
+    )
+    assert run.returncode == 0, run.stderr
+    return {name: (out / name).read_text() for name in os.listdir(out)}
+
+
 @pytest.mark.skipif(not _can_mount_tmpfs(), reason="needs unshare -rm and a tmpfs mount")
 @pytest.mark.parametrize("free", [1, 2, 3, 4])
 def test_a_walk_out_of_descriptors_says_so_and_takes_nothing_for_gone(
@@ -180,20 +198,7 @@ def test_a_walk_out_of_descriptors_says_so_and_takes_nothing_for_gone(
 
 
 def test_a_full_disk_is_one_line_and_the_committed_index_answers(tmp_path: Path) -> None:
-    disk, out = tmp_path / "disk", tmp_path / "out"
-    disk.mkdir()
-    out.mkdir()
-    env = {**os.environ, "DISK": str(disk), "OUT": str(out), "PY": sys.executable}
-    run = subprocess.run(
-        ["unshare", "-rm", "sh", "-c", FULL_DISK],
-        env=env,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=HANG_S * 4,
-    )
-    assert run.returncode == 0, run.stderr
-    said = {name: (out / name).read_text() for name in os.listdir(out)}
+    said = on_a_small_disk(FULL_DISK, tmp_path)
     # The search answers from what the index holds, and says the update could not be saved.
     assert said["search.rc"].strip() == "0", said
     assert "cabbage" in said["search.out"] and "на диске нет места" in said["search.out"]
@@ -238,21 +243,7 @@ def test_a_disk_full_during_vectors_then_read_only_ends_in_one_line(
     the index closes without a traceback (its WAL kept); remounted read-only with the WAL
     left behind, a search answers from what the index saved and `memo reindex` says why it
     cannot, in one line (both once ended in a traceback, the search with no answer)."""
-    disk, out = tmp_path / "disk", tmp_path / "out"
-    disk.mkdir()
-    out.mkdir()
-    env = {**os.environ, "DISK": str(disk), "OUT": str(out), "PY": sys.executable,
-           "MEMO_MODEL_DIR": str(tiny_model_dir), "MEMO_LANG": "en"}  # fmt: skip
-    run = subprocess.run(
-        ["unshare", "-rm", "sh", "-c", READ_ONLY],
-        env=env,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=HANG_S * 4,
-    )
-    assert run.returncode == 0, run.stderr
-    said = {name: (out / name).read_text() for name in os.listdir(out)}
+    said = on_a_small_disk(READ_ONLY, tmp_path, MEMO_MODEL_DIR=str(tiny_model_dir), MEMO_LANG="en")
     for step in ("index", "search", "reindex"):
         assert "Traceback" not in said[f"{step}.err"], said[f"{step}.err"]
     assert said["index.rc"].strip() == "1" and len(said["index.err"].splitlines()) == 1

@@ -251,10 +251,8 @@ def make_private_dir(folder: Path, root: Folder | None = None) -> None:
     # collection): none may be a link that leads memo to write elsewhere. The cache folder
     # itself, and what holds it, are the user's (a ~/.cache on another disk is common).
     cache = cache_dir()
-    levels = [folder]
-    if folder.is_relative_to(cache) and folder != cache:
-        levels = [cache.joinpath(*folder.relative_to(cache).parts[:i + 1])
-                  for i in range(len(folder.relative_to(cache).parts))]  # fmt: skip
+    below = folder.relative_to(cache).parts if folder.is_relative_to(cache) else ()
+    levels = [cache.joinpath(*below[: i + 1]) for i in range(len(below))] or [folder]
     try:
         levels[0].parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
