@@ -66,6 +66,7 @@ from memo_text import (
     search_data,
     status_data,
     user_language,
+    word_logs,
 )
 
 Command = Callable[[Engine, argparse.Namespace], None]
@@ -368,6 +369,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     1: an error, said on stderr in one line; 2: a usage error (a bad value, said in one
     line; a missing argument, with argparse's usage); 130: interrupted (Ctrl-C)."""
     lang, warning = user_language(settings.language())
+    word_logs(lang)  # the engine's log lines (stderr) in the reader's language too
     if warning is not None:
         _say(lang.word(warning))
     raise_descriptor_limit()  # a search over hundreds of folders keeps a few open for each

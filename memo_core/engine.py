@@ -44,6 +44,7 @@ from memo_core.files.scope import Scope
 from memo_core.files.walker import is_within
 from memo_core.index.indexer import ProgressFn, RefreshStats
 from memo_core.index.jobs import SMALL_WORK, FailureLog, SmallWork
+from memo_core.messages import Message
 from memo_core.model.embedder import Embedder
 from memo_core.model.loading import ModelSource
 from memo_core.results import ChangeReport, CollectionStatus, SearchResults
@@ -156,10 +157,8 @@ class Engine:
         for c in collections:
             if not c.close(max(0.0, deadline - time.monotonic())):
                 log.warning(
-                    "memo: the refresh of %s did not stop within %.1f s; "
-                    "it closes the index when it ends",
-                    shown(str(c.root)),
-                    timeout,
+                    "memo: %s",
+                    Message("log.refresh_not_stopped", path=shown(str(c.root)), seconds=timeout),
                 )
         if self._inotify is not None:
             self._inotify.close()

@@ -76,6 +76,7 @@ from memo_text import (
     format_status,
     search_data,
     user_language,
+    word_logs,
 )
 
 if TYPE_CHECKING:
@@ -583,6 +584,7 @@ def build_arg_parser(lang: Lang = Lang.RU) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> None:
     """Console script `memo-mcp`: stdio until the client closes the pipe; `--http`: HTTP."""
     lang, warning = user_language(settings.language())
+    word_logs(lang)  # the engine's log lines (stderr) in the reader's language too
     if warning is not None:
         print(f"memo-mcp: {lang.word(warning)}", file=sys.stderr)
     raise_descriptor_limit()  # a search over hundreds of folders keeps a few open for each

@@ -30,7 +30,7 @@ from memo_text.formatting import (
     search_data,
     status_data,
 )
-from memo_text.lang import TEXTS, Lang, user_language
+from memo_text.lang import TEXTS, Lang, user_language, word_logs
 
 __all__ = [
     "DEFAULT_MAX_CHARS",
@@ -56,4 +56,5 @@ __all__ = [
     "search_data",
     "status_data",
     "user_language",
+    "word_logs",
 ]

@@ -10,6 +10,8 @@ end chooses one (`user_language`) and passes it along.
 
 from __future__ import annotations
 
+import logging
+import sys
 from collections.abc import Mapping
 from enum import Enum
 from typing import Any
@@ -30,7 +32,7 @@ class Lang(str, Enum):
         """The text `key` in this language, its placeholders filled; a parameter that is a
         Message or an exception is worded in this language too."""
         template = TEXTS[key][self is Lang.EN]
-        return template.format_map({k: self._param(v) for k, v in params.items()})
+        return template.format_map({k: self.word_param(v) for k, v in params.items()})
 
     def word(self, value: object) -> str:
         """`value` as a reader of this language reads it: a Message (a MemoError's too) in
@@ -43,9 +45,10 @@ class Lang(str, Enum):
             return self.word(error_text(value))
         return str(value)
 
-    def _param(self, value: object) -> Any:
-        # Numbers and plain strings stay as they are, for format specs (`{seconds:.1f}`)
-        # and conversions (`{name!r}`) in the templates.
+    def word_param(self, value: object) -> Any:
+        """A template's or a log line's argument: a Message or an exception worded; numbers
+        and plain strings as they are, for format specs (`{seconds:.1f}`, `%.1f`) and
+        conversions (`{name!r}`)."""
         return self.word(value) if isinstance(value, (Message, BaseException)) else value
 
 
@@ -62,3 +65,32 @@ def user_language(raw: str | None) -> tuple[Lang, Message | None]:
         ):
             return lang, None
     return Lang.RU, Message("lang.unknown", value=raw, known=", ".join(lang.value for lang in Lang))
+
+
+class _WordedLines(logging.Handler):
+    """memo's log lines on stderr (the stream of the moment: a test's capture, a redirect),
+    a Message or an error among a record's arguments worded in the reader's language."""
+
+    def __init__(self, lang: Lang) -> None:
+        super().__init__(logging.WARNING)
+        self.lang = lang
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            if isinstance(record.args, tuple):
+                record = logging.makeLogRecord(
+                    {**record.__dict__, "args": tuple(map(self.lang.word_param, record.args))}
+                )
+            print(self.format(record), file=sys.stderr, flush=True)
+        except Exception:  # logging's own rule: a line that cannot be said never raises
+            self.handleError(record)
+
+
+def word_logs(lang: Lang) -> None:
+    """Say the engine's log lines (`memo` logger, warnings and errors) on stderr in `lang`,
+    in place of Python's last-resort English; called once by each front end, again only
+    to change the language (a test's main() after another's)."""
+    logger = logging.getLogger("memo")
+    for old in [h for h in logger.handlers if isinstance(h, _WordedLines)]:
+        logger.removeHandler(old)
+    logger.addHandler(_WordedLines(lang))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import subprocess
 import sys
 import threading
 import time
@@ -249,3 +250,30 @@ def test_memo_mcp_leaving_a_busy_index_says_so_in_the_users_language(
     [busy] = said
     assert Lang.RU.word(busy).startswith("индекс ещё занят (идёт индексация или папка")
     assert Lang.EN.word(busy).startswith("an index is still busy (indexing, or a folder")
+
+
+@pytest.mark.parametrize(
+    ("lang", "said"),
+    [
+        (None, "не применяется: вместе с файлами исключений над ним он ввёл бы в силу больше"),
+        ("en", "is not applied: with the ignore files above it, it would put more than"),
+    ],
+)
+def test_the_engines_log_lines_are_in_the_users_language(
+    tmp_path: Path, lang: str | None, said: str
+) -> None:
+    """What the engine logs reaches stderr worded like every other text (it was English
+    under the Russian default, through Python's last-resort handler)."""
+    notes = write_notes(tmp_path / "notes", {"a.md": "# A\n\ncat\n"})
+    (notes / ".gitignore").write_text("".join(f"*x{i}*y*\n" for i in range(600)))
+    env = {k: v for k, v in os.environ.items() if k != "MEMO_LANG"}
+    if lang is not None:
+        env["MEMO_LANG"] = lang
+    run = subprocess.run(
+        [sys.executable, "-m", "memo_cli.main", "search", str(notes), "cat", "--mode", "lex"],
+        capture_output=True, text=True, env=env, timeout=HANG_S,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    [line] = [x for x in run.stderr.splitlines() if ".gitignore" in x]
+    assert line.startswith(f"memo: {str(notes / '.gitignore')!r} ") and said in line, line
+    assert "a.md" in run.stdout

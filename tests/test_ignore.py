@@ -531,7 +531,7 @@ def test_an_ignore_file_beyond_the_limits_is_not_applied_and_said_once(
     vault: Path, caplog: pytest.LogCaptureFixture, limit: str
 ) -> None:
     (vault / "sub" / ".gitignore").write_text(_over(limit))
-    with caplog.at_level(logging.WARNING, logger="memo_core.files.ignore"):
+    with caplog.at_level(logging.WARNING, logger="memo"):
         for _ in range(3):  # every search walks again: one warning
             found = scan(vault).files
             assert "sub/open.md" in found and "sub/secret.md" in found  # none of it applies

@@ -39,6 +39,7 @@ from memo_core.files.walker import (
     skipped_name,
     verdict,
 )
+from memo_core.messages import Message
 from memo_core.text.escapes import shown
 
 log = logging.getLogger("memo")
@@ -68,20 +69,17 @@ class ChangeFeed:
         if not self._inotify.supported(self.root):
             # Expected off Linux and on network shares: said, but not as a problem.
             log.info(
-                "memo: no change reports for %s (no inotify, or not a local file system): "
-                "it is walked at every search",
-                shown(self.root),
+                "memo: %s",
+                Message(
+                    "log.no_reports", root=shown(self.root), reason=Message("log.no_reports_here")
+                ),
             )
             return False
         try:
             self._watch_tree("")
         except Unavailable as e:
             # Said once per collection: its searches stay exact, each walking the folder.
-            log.warning(
-                "memo: no change reports for %s (%s): it is walked at every search",
-                shown(self.root),
-                e,
-            )
+            log.warning("memo: %s", Message("log.no_reports", root=shown(self.root), reason=e))
             self.close()
             return False
         return True
@@ -102,18 +100,12 @@ class ChangeFeed:
         except Unavailable:
             lost = True
         if lost:  # resync the watches, then one full walk
-            log.info(
-                "memo: change reports for %s lost track (queue overflow, a folder moved or "
-                "a watch failed): walking it whole",
-                shown(self.root),
-            )
+            log.info("memo: %s", Message("log.reports_lost", root=shown(self.root)))
             self._inotify.forget(self)
             try:
                 self._watch_tree("")
             except Unavailable as e:
-                log.info(
-                    "memo: watching %s again failed (%s): walking it next time", shown(self.root), e
-                )
+                log.info("memo: %s", Message("log.rewatch_failed", root=shown(self.root), reason=e))
                 self.lost = True  # still: walk next time too
             return None
         return found
@@ -240,11 +232,7 @@ class Freshness:
 
     def give_up(self) -> None:
         """Walk from now on (e.g. symlinks were followed: a change shows under one name)."""
-        log.info(
-            "memo: changes in %s show under names the OS does not report: it is walked at "
-            "every search",
-            shown(str(self.root)),
-        )
+        log.info("memo: %s", Message("log.names_unreported", root=shown(str(self.root))))
         self.notify = False
         self.close()
 

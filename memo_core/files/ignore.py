@@ -22,6 +22,7 @@ from functools import lru_cache
 
 from memo_core.files.fsafe import READ_FLAGS, read_fd
 from memo_core.files.globmatch import Kind, Rule, Token, match, parse, positions, regex
+from memo_core.messages import Message
 
 IGNORE_FILES = (".gitignore", ".memoignore")
 MAX_IGNORE_BYTES = 1 << 20  # a bigger "ignore file" is not one: none of it is applied
@@ -36,7 +37,7 @@ MAX_PATTERNS = 500
 MAX_COMPLEX = 100
 _LIMITS = (MAX_RULES, MAX_PATTERNS, MAX_COMPLEX)
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("memo")
 
 # A rule's rank: its index in its file * 2, + 1 if it ignores (0: `!` takes back). The
 # highest rank that matches decides, as git's last matching line does.
@@ -234,15 +235,14 @@ def _where(dir_fd: int, rel: str, name: str) -> str:
         return rel + name
 
 
-_TOO_BIG = f"it is over {MAX_IGNORE_BYTES} bytes"
-_TOO_MANY = (
-    f"with the ignore files above it, it would put more than {MAX_RULES} rules, "
-    f"{MAX_PATTERNS} wildcard patterns or {MAX_COMPLEX} with two runs or more in force"
+_TOO_BIG = Message("log.ignore_too_big", limit=MAX_IGNORE_BYTES)
+_TOO_MANY = Message(
+    "log.ignore_too_many", rules=MAX_RULES, patterns=MAX_PATTERNS, complex=MAX_COMPLEX
 )
 
 
 @lru_cache(maxsize=1024)
-def _not_applied(where: str, content: int, why: str) -> None:
+def _not_applied(where: str, content: int, why: Message) -> None:
     """Log that an ignore file is not applied: once per content of it (the cache is what
     remembers it was said; every search walks again)."""
-    log.warning("memo: %r is not applied: %s", where, why)
+    log.warning("memo: %s", Message("log.ignore_not_applied", path=repr(where), why=why))

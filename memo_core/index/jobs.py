@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from memo_core.errors import MemoError
 from memo_core.index.indexer import Progress, ProgressFn, RefreshStats, WordsGate
+from memo_core.messages import Message
 from memo_core.model.embedder import Embedder
 from memo_core.text.escapes import shown
 from memo_core.values import Notice, NoticeKind
@@ -45,7 +46,7 @@ class FailureLog:
             if now - self._said.get(kind, -self.every_s) < self.every_s:
                 return
             self._said[kind] = now
-        log.error("memo: refreshing %s failed: %s", shown(where), shown(str(e)))
+        log.error("memo: %s", Message("log.refresh_failed", path=shown(where), reason=e))
 
 
 class RefreshJob:

@@ -353,4 +353,46 @@ TEXTS: dict[str, tuple[str, str]] = {
     ),
     "list.and_more": ("{named} и ещё {more}", "{named} and {more} more"),
     "status.kept_in": ("индекс хранится в {path} ({why})", "index kept in {path} ({why})"),
+    # -- what the engine logs (stderr): each line a key, worded by the front end ----------
+    "log.no_reports": (
+        "нет сообщений об изменениях в {root} ({reason}): папка обходится при каждом поиске",
+        "no change reports for {root} ({reason}): it is walked at every search",
+    ),
+    "log.no_reports_here": (
+        "нет службы уведомлений ядра, или это не локальная файловая система",
+        "no inotify, or not a local file system",
+    ),
+    "log.reports_lost": (
+        "сообщения об изменениях в {root} потеряли след (очередь переполнена, папку "
+        "перенесли или наблюдение не удалось): обхожу её целиком",
+        "change reports for {root} lost track (queue overflow, a folder moved or a watch "
+        "failed): walking it whole",
+    ),
+    "log.rewatch_failed": (
+        "снова наблюдать за {root} не удалось ({reason}): обойду её в следующий раз",
+        "watching {root} again failed ({reason}): walking it next time",
+    ),
+    "log.names_unreported": (
+        "изменения в {root} видны под именами, о которых система не сообщает: папка "
+        "обходится при каждом поиске",
+        "changes in {root} show under names the OS does not report: it is walked at every search",
+    ),
+    "log.ignore_not_applied": ("{path} не применяется: {why}", "{path} is not applied: {why}"),
+    "log.ignore_too_big": ("он больше {limit} байт", "it is over {limit} bytes"),
+    "log.ignore_too_many": (
+        "вместе с файлами исключений над ним он ввёл бы в силу больше {rules} правил, "
+        "{patterns} шаблонов или {complex} шаблонов с двумя звёздочками и больше",
+        "with the ignore files above it, it would put more than {rules} rules, {patterns} "
+        "wildcard patterns or {complex} with two runs or more in force",
+    ),
+    "log.refresh_failed": (
+        "обновить индекс {path} не удалось: {reason}",
+        "refreshing {path} failed: {reason}",
+    ),
+    "log.refresh_not_stopped": (
+        "обновление {path} не остановилось за {seconds:.1f} с; индекс закроется, когда "
+        "оно закончится",
+        "the refresh of {path} did not stop within {seconds:.1f} s; it closes the index "
+        "when it ends",
+    ),
 }

@@ -277,4 +277,16 @@ TEXTS: dict[str, tuple[str, str]] = {
         "в тензоре {name} {have} значений, а не {rows}x{cols}",
         "tensor {name} has {have} values, not {rows}x{cols}",
     ),
+    # -- what the engine logs about models (stderr), worded by the front end ------------
+    "log.kept_unused": ("{why}; вычислено заново", "{why}; computed again"),
+    "log.fact_unlike": (
+        "{path}: {kind} {key} — не то, что даёт эта модель",
+        "{path}: {kind} {key} is not what this model gives",
+    ),
+    "log.file_error": ("{path}: {reason}", "{path}: {reason}"),
+    "log.no_json_object": ("в {path} нет объекта JSON", "{path} holds no JSON object"),
+    "log.install_failed": (
+        "установить модель не удалось: {reason}",
+        "installing the model failed: {reason}",
+    ),
 }

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from memo_core import settings
+from memo_core.messages import Message
 from memo_core.model import foreign
 
 FACTS_FILE = "model-facts.json"
@@ -38,7 +39,7 @@ def fact(kind: str, key: str, usable: Callable[[Any], bool]) -> Any:
     value = entries.get(key) if isinstance(entries, dict) else None
     if value is None or usable(value):
         return value
-    _ignored(f"{settings.cache_dir() / FACTS_FILE}: {kind} {key} is not what this model gives")
+    _ignored(Message("log.fact_unlike", path=settings.cache_dir() / FACTS_FILE, kind=kind, key=key))
     return None
 
 
@@ -77,15 +78,15 @@ def _facts() -> dict[str, Any]:
         _ignored(e.about(path))
         return {}
     except (OSError, ValueError) as e:
-        _ignored(f"{path}: {e}")
+        _ignored(Message("log.file_error", path=path, reason=e))
         return {}
     if isinstance(facts, dict):
         return facts
-    _ignored(f"{path} holds no JSON object")
+    _ignored(Message("log.no_json_object", path=path))
     return {}
 
 
 @lru_cache(maxsize=64)
-def _ignored(why: str) -> None:
+def _ignored(why: Message) -> None:
     """Say once (the cache remembers it was said) why what is kept is not used."""
-    log.warning("memo: %s; computed again", why)
+    log.warning("memo: %s", Message("log.kept_unused", why=why))

@@ -21,6 +21,7 @@ from typing import NoReturn
 
 from memo_core import settings
 from memo_core.errors import MemoError, ModelInstallError, ModelUnavailableError
+from memo_core.messages import Message
 from memo_core.model.embedder import Embedder
 from memo_core.model.sources import (
     DEFAULT_SOURCE,
@@ -194,7 +195,7 @@ class ModelSource:
         try:
             self._install(True)
         except ModelUnavailableError as e:  # kept for the next get(), and said once here
-            log.error("memo: installing the model failed: %r", e)
+            log.error("memo: %s", Message("log.install_failed", reason=e))
 
     def _fail(self, err: ModelUnavailableError) -> NoReturn:
         with self._state:
