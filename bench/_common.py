@@ -113,6 +113,17 @@ def reading(coll: Any) -> Iterator[Any]:
         yield store
 
 
+def candidates(coll: Any, store: Any, query: Any, **kw: Any) -> Any:
+    """One collection's word and vector candidates for a query, as a search takes them (inside
+    `reading`): `memo_core.search.candidates.candidates` where the engine has it, else the
+    collection's own method of the same arguments (the engine before search moved above it)."""
+    try:
+        from memo_core.search.candidates import candidates as per_collection
+    except ImportError:
+        return coll.candidates(store, query, **kw)
+    return per_collection(coll, store, query, **kw)
+
+
 def knn(coll: Any, store: Any, vector: Any, k: int) -> list[tuple[int, float]]:
     """The engine's nearest-neighbour search of one collection (inside `reading`); its
     vector cache made as a search makes it (a collection holds none until then, or after

@@ -238,8 +238,8 @@ def query_data(
         [coll] = s.collections
         with C.reading(coll) as store:
             for (q, rels, lang, kind), ve, vu in zip(queries, qe, qu, strict=True):
-                found = coll.candidates(
-                    store, Query.of(q[:1000], MAX_K, "lex"), qvec=None, model_id=None,
+                found = C.candidates(
+                    coll, store, Query.of(q[:1000], MAX_K, "lex"), qvec=None, model_id=None,
                     wanted=CANDIDATES, stats=True,
                 )  # fmt: skip
                 terms = Query.of(q[:1000], MAX_K, "lex").terms

@@ -57,8 +57,8 @@ def collect(
             for (q, rels), qvec in zip(queries, qvecs, strict=True):
                 terms = textnorm.query_terms(q)
                 asked = Query.of(q, MAX_K, "lex")
-                found = coll.candidates(
-                    store, asked, qvec=None, model_id=None, wanted=CANDIDATES, stats=True
+                found = C.candidates(
+                    coll, store, asked, qvec=None, model_id=None, wanted=CANDIDATES, stats=True
                 )
                 lex = [(id2key[cid], sc) for cid, sc in found.lex]
                 near = C.knn(coll, store, qvec, len(id2key) if every else CANDIDATES)

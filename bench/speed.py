@@ -279,7 +279,7 @@ def breakdown(s, queries: list[str], k: int, mode: str) -> dict:
                 a = time.perf_counter()
                 asked = Query.of(q, min(k, MAX_K), "lex") if mode != "vec" else None
                 found = (
-                    c.candidates(store, asked, qvec=None, model_id=None, wanted=n)
+                    C.candidates(c, store, asked, qvec=None, model_id=None, wanted=n)
                     if asked
                     else None
                 )
