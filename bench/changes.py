@@ -62,12 +62,13 @@ def timed(fn, repeat: int = 5) -> float:
     return statistics.median(times)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("corpus", type=Path)
     ap.add_argument("--versions", type=int, default=1000)
     ap.add_argument("--edits", type=int, default=5)
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
+    out: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "notes"
         shutil.copytree(a.corpus, root, ignore=shutil.ignore_patterns(".memo"))
@@ -76,6 +77,7 @@ def main() -> None:
             t = time.perf_counter()
             listing = engine.changes(root)
             first, notes = listing.fingerprint, [Path(p) for p in listing.files]
+            out["notes"], out["log_first_b"] = len(notes), log_bytes(db)
             print(f"{len(notes)} notes, first index {time.perf_counter() - t:.1f} s (words only)")
             print(f"log after the first index: {log_bytes(db) / 1024:.0f} KiB")
             start = log_bytes(db)
@@ -89,12 +91,14 @@ def main() -> None:
                     os.utime(note, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
                 newest = engine.changes(root, newest).fingerprint
             grown = log_bytes(db) - start
+            out["log_per_version_b"] = grown / a.versions if a.versions else 0.0
             print(
                 f"{a.versions} versions of {a.edits} edits: log +{grown / 1024:.0f} KiB, "
                 f"{grown / a.versions:.0f} B a version, {grown / a.versions / a.edits:.0f} B a "
                 "changed note"
             )
             oldest = engine.changes(root, first)
+            out["changed_since_oldest"], out["mode"] = len(oldest.changed), oldest.mode
             print(
                 f"delta since the oldest fingerprint: {len(oldest.changed)} changed "
                 f"({oldest.mode}), {timed(lambda: engine.changes(root, first)) * 1000:.1f} ms"
@@ -106,11 +110,13 @@ def main() -> None:
             )
             store_fp = timed(lambda: engine.status(root), 20)
             old = timed(lambda: old_fingerprint(db), 20)
+            out["status_s"], out["old_fingerprint_s"] = store_fp, old
             print(
                 f"status (the fingerprint read from the log: O(1)) {store_fp * 1000:.2f} ms; "
                 f"the old fingerprint over every row {old * 1000:.2f} ms "
                 f"(x{old / store_fp:.1f})"
             )
+    return out
 
 
 if __name__ == "__main__":

@@ -50,11 +50,12 @@ def rss_mb(pid: int) -> float:
     return 0.0
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--flood", type=int, default=10_000)
     ap.add_argument("--source", type=Path, help="a checkout whose memo_mcp to run")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
+    out: dict = {}
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -85,6 +86,7 @@ def main() -> None:
                 url, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, "application/json"
             )
             print(f"plain tools/list without a session: HTTP {plain[0]}")
+            out["plain_tools_list"] = plain[0]
             before = rss_mb(proc.pid)
             t = time.perf_counter()
             refused = 0
@@ -101,6 +103,8 @@ def main() -> None:
                 f"(+{(after - before) * 1024 / a.flood:.1f} KB a session)"
             )
             print(f"the next client's initialize: HTTP {status}")
+            out |= {"flood": a.flood, "flood_s": took, "refused": refused, "rss_before_mb": before,
+                    "rss_after_mb": after, "next_initialize": status}  # fmt: skip
             ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
             times = []
             for _ in range(50):
@@ -108,9 +112,11 @@ def main() -> None:
                 post(url, ping, "application/json")
                 times.append(time.perf_counter() - t)
             print(f"plain ping: {statistics.median(times) * 1000:.2f} ms (median of 50)")
+            out["ping_ms"] = statistics.median(times) * 1000
         finally:
             proc.terminate()
             proc.wait()
+    return out
 
 
 if __name__ == "__main__":
