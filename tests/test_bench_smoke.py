@@ -401,3 +401,207 @@ def test_answers_lab_smoke(
     ndcg = [r for r in rows if len(r) >= 2 and r[1][:1].isdigit() and "gibberish" not in r]
     assert len(ndcg) >= 4 and all(r[1].startswith("1.0000") for r in ndcg), out
     assert "gibberish silenced" in out
+
+
+# -- the parallel office-dev sets, in miniature -------------------------------------------------
+
+# (file, English title, Russian title): the same page in both languages, at the same path.
+PAGES = [
+    ("backup", "Configure backup of the server", "Настроить бэкап сервера"),
+    ("linux", "Install linux on a server", "Установить linux на сервер"),
+    ("docker", "Docker build and deploy", "Сборка и выкладка docker"),
+    ("git", "Git log and release", "Журнал git и релиз"),
+    ("python", "Python test errors", "Ошибки тестов python"),
+    ("db", "Database index and query", "Индекс и запрос базы"),
+    ("weather", "Weather with rain and sun", "Погода с дождём и солнцем"),
+    ("soup", "Soup recipe with borscht", "Рецепт супа и борща"),
+    ("pets", "Cat and dog at home", "Кошка и собака дома"),
+    ("fruit", "Apple and banana recipe", "Рецепт с яблоком и бананом"),
+    ("network", "Network password for users", "Пароль сети для пользователей"),
+    ("disk", "Disk memory and build", "Память диска и сборка"),
+]
+
+
+@pytest.fixture
+def office(tmp_path: Path) -> tuple[Path, Path]:
+    """office-dev-en and office-dev-ru as crossling.py reads them: the same paths, a title in
+    the front matter, a first prose line of 8 to 40 words (the sentence queries)."""
+    sets = []
+    for lang, col in (("en", 1), ("ru", 2)):
+        root = tmp_path / f"office-dev-{lang}"
+        (root / "docs").mkdir(parents=True)
+        (root / "README.md").write_text("# Docs\n\nThe docs.\n", "utf-8")
+        for page in PAGES:
+            title = page[col]
+            line = " ".join((title.split() * 4)[:12]) + "."
+            text = f'---\ntitle: "{title}"\n---\n\n# {title}\n\n{line}\n\n## More\n\n{title}\n'
+            (root / "docs" / f"{page[0]}.md").write_text(text, "utf-8")
+        sets.append(root)
+    return sets[0], sets[1]
+
+
+def _office_words() -> list[str]:
+    words = {w.lower() for page in PAGES for t in page[1:] for w in t.split()}
+    return sorted(words | {"docs", "the", "more"})
+
+
+@pytest.fixture
+def office_model(tmp_path: Path) -> Path:
+    return make_tiny_model_dir(tmp_path / "office-model", dim=16, words=_office_words())
+
+
+def test_crossling_smoke(office: tuple[Path, Path], office_model: Path, tmp_path: Path) -> None:
+    en, ru = office
+    out = _load("crossling").main(
+        [str(en), str(ru), "--queries", "4", "--model-dir", str(office_model),
+         "--workdir", str(tmp_path / "w")]
+    )  # fmt: skip
+    assert out["queries"] == {"en→ru": 4, "ru→ru": 4, "en→en": 4, "ru→en": 4}
+    for direction in ("en→en", "ru→ru"):  # a page's own title finds it by its words
+        assert out[direction]["lex"]["ndcg"] == 1.0
+    for by_mode in (out[d] for d in ("en→ru", "ru→ru", "en→en", "ru→en")):
+        assert set(by_mode) == {"lex", "vec", "hybrid"}
+        assert all(0.0 <= r["ndcg"] <= 1.0 and len(r["_ndcg"]) == 4 for r in by_mode.values())
+
+
+def test_crossling_sentence_pages_smoke(office: tuple[Path, Path], tmp_path: Path) -> None:
+    """Sentence queries over a subset of pages, words only."""
+    en, ru = office
+    out = _load("crossling").main(
+        [str(en), str(ru), "--queries", "3", "--style", "sentence", "--pages", "8",
+         "--no-model", "--modes", "lex", "--workdir", str(tmp_path / "w")]
+    )  # fmt: skip
+    assert out["pages"] == 8 and out["queries"]["en→en"] == 3
+    assert set(out["en→en"]) == {"lex"} and out["en→en"]["lex"]["ndcg"] == 1.0
+    assert len(list((tmp_path / "w" / "subsets").glob("office-dev-en-p8-*/docs/*.md"))) == 7
+
+
+def test_models_smoke(
+    dataset: Path, office: tuple[Path, Path], office_model: Path, tmp_path: Path
+) -> None:
+    """Two models side by side on every set, and the default rule between them."""
+    words = _office_words() + sorted({w for _, ws in TOPICS for w in ws.split()})
+    second = make_tiny_model_dir(tmp_path / "second", dim=8, words=words, seed=4)
+    first = make_tiny_model_dir(tmp_path / "first", dim=16, words=words)
+    en, ru = office
+    out = _load("models").main(
+        [str(dataset), str(en), str(ru), "--model-dir", str(first), "--model-dir", str(second),
+         "--pages", "0", "--queries", "4", "--workdir", str(tmp_path / "w")]
+    )  # fmt: skip
+    assert list(out["models"]) == [str(first), str(second)]
+    for r in out["models"].values():
+        assert r["scifact"]["modes"]["lex"]["ndcg"] > 0.5
+        assert r["title"]["en→en"]["lex"]["ndcg"] == 1.0 and "hybrid" in r["sentence"]["ru→en"]
+        assert r["latency"]["p50_ms"] > 0
+    assert set(out["verdict"]["rules"]) == {
+        "no set loses beyond its interval",
+        "gains >= 0.02 on SciFact and every cross-lingual set",
+    }
+    assert len(out["verdict"]["sets"]) == 9  # SciFact and eight office-dev sets
+
+
+def test_wordscore_smoke(
+    dataset: Path, office: tuple[Path, Path], office_model: Path, tmp_path: Path
+) -> None:
+    en, ru = office
+    out = _load("wordscore").main(
+        [str(en), str(ru), "--queries", "4", "--rounds", "1", "--scifact", str(dataset),
+         "--model-dir", str(office_model), "--workdir", str(tmp_path / "w")]
+    )  # fmt: skip
+    assert set(out) == {f"{s} {m}" for s in ("titles", "docs", "claims") for m in ("lex", "hybrid")}
+    for row in out.values():  # every setting timed: (p50, p90) ms
+        assert set(row) == {"off", "match", "names", "now"}
+        assert all(0 < p50 <= p90 for p50, p90 in row.values())
+
+
+def test_fusion_lab_smoke(
+    dataset: Path, office: tuple[Path, Path], office_model: Path, tmp_path: Path
+) -> None:
+    en, ru = office
+    out = _load("fusion_lab").main(
+        [str(dataset), str(en), str(ru), "--queries", "4", "--model-dir", str(office_model),
+         "--workdir", str(tmp_path / "w")]
+    )  # fmt: skip
+    words_only = out["fixed 0.0"]  # dense weight 0: the word ranking alone
+    assert set(words_only) == {"scifact", "en→ru", "ru→ru", "en→en", "ru→en"}
+    assert words_only["en→en"] == words_only["ru→ru"] == 1.0  # each title names its page
+    assert all(0.0 <= v <= 1.0 for policy in out.values() if isinstance(policy, dict)
+               for v in policy.values() if isinstance(v, float))  # fmt: skip
+
+
+def test_floor_lab_smoke(
+    dataset: Path, office: tuple[Path, Path], office_model: Path, tmp_path: Path
+) -> None:
+    en, ru = office
+    out = _load("floor_lab").main(
+        [str(dataset), str(en), str(ru), "--queries", "4", "--nonsense", "20",
+         "--model-dir", str(office_model), "--workdir", str(tmp_path / "w")]
+    )  # fmt: skip
+    rules = [k for k in out if k.startswith(("none", "absolute", "margin"))]
+    assert len(rules) == 1 + 9 + 12
+    assert out["none"]["lost_vec"] == out["none"]["lost_hybrid"] == 0  # no floor drops nothing
+    floors = [out[k]["lost_vec"] for k in rules if k.startswith("absolute")]
+    assert floors == sorted(floors)  # a higher floor loses at least as many answers
+    assert all(0.0 <= out[k][f] <= 1.0 for k in rules for f in ("lost_vec", "silenced_hybrid"))
+
+
+def test_scopes_smoke(
+    office: tuple[Path, Path], office_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    from memo_core import Engine
+
+    en, _ = office
+    copy = tmp_path / "copy"
+    shutil.copytree(en, copy)
+    monkeypatch.setenv("MEMO_MODEL_DIR", str(office_model))
+    with Engine() as engine:
+        engine.refresh(copy)
+    out = _load("scopes").main(
+        [str(en), "--copy", str(copy), "--queries", "4", "--workdir", str(tmp_path / "w")]
+    )
+    assert out["queries"] == 4
+    lat = out["latency"]
+    assert len(lat) == 3 * 5 * 2  # modes × scopes × (new, repeated)
+    assert lat["lex / none"]["share"] == 1.0 and lat["lex / under docs"]["share"] == 12 / 13
+    assert all(0 < v["p50_ms"] <= v["p95_ms"] and 0 < v["share"] <= 1 for v in lat.values())
+
+
+def test_changes_smoke(office: tuple[Path, Path]) -> None:
+    _, ru = office
+    out = _load("changes").main([str(ru), "--versions", "3", "--edits", "2"])
+    assert out["notes"] == 13 and out["log_first_b"] > 0
+    assert (out["changed_since_oldest"], out["mode"]) == (6, "delta")  # 3 versions of 2 edits
+    assert out["status_s"] > 0 and out["old_fingerprint_s"] > 0
+    assert not (ru / ".memo").exists()  # the notes are copied first
+
+
+def test_http_sessions_smoke() -> None:
+    out = _load("http_sessions").main(["--flood", "20"])
+    assert out["plain_tools_list"] == 200  # a plain JSON-RPC POST answered without a session
+    assert (out["flood"], out["refused"], out["next_initialize"]) == (20, 0, 200)
+    assert out["rss_after_mb"] > 0 and out["ping_ms"] > 0
+
+
+# -- every script has its test and its row -------------------------------------------------------
+
+# Run by a test elsewhere: needs gcc, the registry and ../shared/data (a slow test).
+RUN_ELSEWHERE = {"model_parity": "tests/test_e5_real.py::test_parity_with_the_reference_engine"}
+
+
+def test_every_bench_script_is_run_by_a_test_and_listed() -> None:
+    """bench/ holds only scripts a test runs (here on a tiny input, or RUN_ELSEWHERE), each
+    with its row in bench/README.md; a script that is no longer worth a test is removed."""
+    import re
+
+    scripts = {p.stem for p in BENCH.glob("*.py") if not p.name.startswith("_")}
+    loaded = set(re.findall(r'_load\("(\w+)"\)', Path(__file__).read_text(encoding="utf-8")))
+    for name, test in RUN_ELSEWHERE.items():
+        file, func = test.split("::")
+        text = (BENCH.parent / file).read_text(encoding="utf-8")
+        assert f"def {func}(" in text and f"{name}.main(" in text, test
+    assert scripts - loaded - set(RUN_ELSEWHERE) == set()
+    assert loaded <= scripts  # no test loads a script that is gone
+    rows = set(re.findall(r"^\| (\w+)\.py \|", (BENCH / "README.md").read_text("utf-8"), re.M))
+    assert rows == scripts
