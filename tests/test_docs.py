@@ -1,9 +1,9 @@
-"""The documentation tells the truth about the code and holds together: the CLI reference
-lists exactly the options `--help` lists, each under its own command; the README stays a
-short front page that says first what a newcomer needs; the docs cite no issue numbers and
-no spec (a reason is said where it applies); every relative link leads to a file and every
-link to a section to its heading; the layer order stated in
-docs/layout.md is the one tests/test_architecture.py enforces."""
+"""The documentation tells the truth about the code and holds together: the server pages
+list every option of `memo-mcp` (docs/cli.md holds every command's whole `--help`:
+tests/test_cli_reference.py); the README stays a short front page that says first what a
+newcomer needs; the docs cite no issue numbers and no spec (a reason is said where it
+applies); every relative link leads to a file and every link to a section to its heading;
+the layer order stated in docs/layout.md is the one tests/test_architecture.py enforces."""
 
 from __future__ import annotations
 
@@ -15,11 +15,8 @@ import pytest
 from conftest import REPO
 from test_architecture import LAYERS
 
-from memo_cli.main import build_parser
-
 README = REPO / "README.md"
 DOCS = REPO / "docs"
-CLI_MD = DOCS / "cli.md"
 README_MAX_LINES = 300
 
 
@@ -27,50 +24,12 @@ def _pages() -> list[Path]:
     return [README, *sorted(DOCS.glob("*.md"))]
 
 
-# -- the CLI reference and --help ------------------------------------------------------------
+# -- memo-mcp's options ---------------------------------------------------------------------
 
-
-def _commands(
-    parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()
-) -> list[tuple[tuple[str, ...], argparse.ArgumentParser]]:
-    """Every command of `parser`, itself included (prefix ()), with its own parser."""
-    found = [(prefix, parser)]
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                found += _commands(sub, (*prefix, name))
-    return found
-
-
-COMMANDS = _commands(build_parser())
-HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*$")
 OPTION = re.compile(r"(?<![\w-])(--?[A-Za-z][\w-]*)")
 # An option bullet: `- ` then a code span that starts with the option, e.g. "- `-k N`: ...",
 # "- `--mode hybrid|lex|vec`: ...", "- `-h`, `--help`: ...".
 OPTION_BULLET = re.compile(r"^\s*- `(-[^`]*)`(?:, `(-[^`]*)`)?")
-
-
-def _headings(lines: list[str]) -> list[tuple[int, int, str]]:
-    """(line index, level, title) of each heading, a `# comment` in a code block aside."""
-    found, in_code = [], False
-    for i, line in enumerate(lines):
-        if line.lstrip().startswith("```"):
-            in_code = not in_code
-        elif not in_code and (m := HEADING.match(line)):
-            found.append((i, len(m.group(1)), m.group(2).replace("`", "")))
-    return found
-
-
-def _section(text: str, title: str) -> str | None:
-    """The text under the heading `title` (code spans allowed), up to the next heading of
-    the same or a higher level; None when no heading has that title."""
-    lines = text.splitlines()
-    heads = _headings(lines)
-    for k, (i, level, name) in enumerate(heads):
-        if name == title:
-            end = next((j for j, lv, _ in heads[k + 1 :] if lv <= level), len(lines))
-            return "\n".join(lines[i + 1 : end])
-    return None
 
 
 def _listed_options(section: str) -> set[str]:
@@ -89,14 +48,6 @@ def _listed_options(section: str) -> set[str]:
     return found
 
 
-def _named_options(section: str) -> set[str]:
-    """Every option a section names in a code span that starts with one, e.g. `--from 5
-    --to 3` (code blocks aside: examples may show other commands)."""
-    prose = re.sub(r"```.*?```", "", section, flags=re.DOTALL)
-    spans = [s for s in re.findall(r"`([^`\n]+)`", prose) if OPTION.match(s)]
-    return {o for s in spans for o in OPTION.findall(s)}
-
-
 def _parser_options(parser: argparse.ArgumentParser) -> set[str]:
     """The option strings of a parser, --help aside (every command has it)."""
     return {
@@ -105,26 +56,6 @@ def _parser_options(parser: argparse.ArgumentParser) -> set[str]:
         if not isinstance(a, argparse._HelpAction)
         for s in a.option_strings
     }
-
-
-def _title(cmd: tuple[str, ...]) -> str:
-    return " ".join(("memo", *cmd))
-
-
-@pytest.mark.parametrize(("cmd", "parser"), [pytest.param(c, p, id=_title(c)) for c, p in COMMANDS])
-def test_the_cli_reference_lists_exactly_the_options_of_each_command(
-    cmd: tuple[str, ...], parser: argparse.ArgumentParser
-) -> None:
-    section = _section(CLI_MD.read_text(encoding="utf-8"), _title(cmd))
-    assert section is not None, f"docs/cli.md has no heading `## {_title(cmd)}`"
-    listed = _listed_options(section)
-    options = _parser_options(parser)
-    assert not options - listed, (
-        f"`{_title(cmd)} --help` lists {sorted(options - listed)}, which docs/cli.md's "
-        f"section for it does not (a bullet such as - `{sorted(options - listed)[0]} ...`)"
-    )
-    stale = (listed | _named_options(section)) - options - {"-h", "--help"}
-    assert not stale, f"docs/cli.md names {sorted(stale)} under {_title(cmd)}, which has none"
 
 
 def test_the_server_pages_list_every_option_of_memo_mcp() -> None:
@@ -140,17 +71,12 @@ def test_the_server_pages_list_every_option_of_memo_mcp() -> None:
     )
 
 
-def test_the_section_reader_finds_sections_and_their_options() -> None:
+def test_the_option_reader_finds_the_options_of_bullets_outside_code() -> None:
     text = (
-        "# memo\n## memo a\n- `--x N`: x\n- `-h`, `--help`: help\n### Sub\n- `--y`: y\n"
-        "```\n# not a heading\n- `--in-code`\n```\n## memo a b\n- `--z`\n"
+        "## memo-mcp\n- `--x N`: x\n- `-h`, `--help`: help\nProse `--w`.\n"
+        "```\n- `--in-code`\n```\n- `--z`\n"
     )
-    a = _section(text, "memo a")
-    assert a is not None and _listed_options(a) == {"--x", "-h", "--help", "--y"}
-    assert _named_options("`--from 5 --to 3`, `-k 0`, `memo x --json`") == {"--from", "--to", "-k"}
-    ab = _section(text, "memo a b")
-    assert ab is not None and _listed_options(ab) == {"--z"}
-    assert _section(text, "memo c") is None
+    assert _listed_options(text) == {"--x", "-h", "--help", "--z"}
 
 
 # -- the README, a front page ---------------------------------------------------------------
@@ -217,14 +143,27 @@ def test_every_relative_link_leads_to_a_file(page: Path) -> None:
     assert not missing, f"{page.relative_to(REPO)} links to files that do not exist: {missing}"
 
 
+HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*$")
+
+
+def _headings(page: Path) -> list[str]:
+    """The title of each heading, a `# comment` in a code block aside."""
+    found, in_code = [], False
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if line.lstrip().startswith("```"):
+            in_code = not in_code
+        elif not in_code and (m := HEADING.match(line)):
+            found.append(m.group(1).replace("`", ""))
+    return found
+
+
 def _anchor(heading: str) -> str:
     """A heading's anchor as GitHub makes it: lower case, punctuation dropped, spaces `-`."""
     return re.sub(r"[^\w\- ]", "", heading.replace("`", "").strip().lower()).replace(" ", "-")
 
 
 def _anchors(page: Path) -> set[str]:
-    lines = page.read_text(encoding="utf-8").splitlines()
-    return {_anchor(title) for _, _, title in _headings(lines)}
+    return {_anchor(title) for title in _headings(page)}
 
 
 @pytest.mark.parametrize("page", _pages(), ids=lambda p: str(p.relative_to(REPO)))
