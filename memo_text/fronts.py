@@ -93,7 +93,10 @@ TEXTS: dict[str, tuple[str, str]] = {
         "сколько фрагментов ({low}..{high}, по умолчанию {default})",
         "how many passages ({low}..{high}, default {default})",
     ),
-    "help.mode": ("по умолчанию: {default}", "default: {default}"),
+    "help.mode": (
+        "lex — по словам (BM25), vec — по смыслу, hybrid — и то и другое (по умолчанию {default})",
+        "lex: words (BM25), vec: meaning, hybrid: both (default: {default})",
+    ),
     "help.offset": (
         "пропустить N лучших фрагментов: следующая страница, как сказано в ответе ({low}..{high})",
         "skip the N best passages: the next page, as an answer says ({low}..{high})",
