@@ -128,6 +128,8 @@ def knn(coll: Any, store: Any, vector: Any, k: int) -> list[tuple[int, float]]:
     """The engine's nearest-neighbour search of one collection (inside `reading`); its
     vector cache made as a search makes it (a collection holds none until then, or after
     it was released)."""
+    if hasattr(coll, "vectors"):  # the collection lends them (since search moved above it)
+        return coll.vectors(store).nearest(vector, k)
     from memo_core.index.vectors import VectorCache
 
     cache = coll._vectors = coll._vectors or VectorCache()

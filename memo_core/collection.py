@@ -10,7 +10,6 @@ same work twice.
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections.abc import Iterator
@@ -37,6 +36,7 @@ from memo_core.files.fsafe import (
     out_of_room,
     too_many_files,
 )
+from memo_core.files.scope import Scope
 from memo_core.files.walker import FileStat, scan
 from memo_core.index import location
 from memo_core.index.dbfiles import LOCK_FILE
@@ -46,15 +46,12 @@ from memo_core.index.history import EMPTY_FINGERPRINT
 from memo_core.index.indexer import Indexer, ProgressFn, RefreshStats, WordsGate
 from memo_core.index.jobs import FailureLog, RefreshJob
 from memo_core.index.rows import BadRow
+from memo_core.index.scoped import ScopedChunks
 from memo_core.index.store import Store
 from memo_core.index.vectors import VectorCache
 from memo_core.messages import Message, error_text
 from memo_core.model.embedder import Embedder
 from memo_core.results import CollectionStatus
-from memo_core.search.query import Query
-from memo_core.search.ranking import Candidates
-from memo_core.search.scoping import ScopedChunks
-from memo_core.search.wordscore import word_candidates
 from memo_core.tuning import Tuning
 from memo_core.values import FileNote, Notice, NoticeKind
 
@@ -256,43 +253,12 @@ class Collection:
                 check_held(self._reader.db, self._reader.path, root)  # and the WAL it opened
                 yield self._reader
 
-    def candidates(
-        self,
-        store: Store,
-        query: Query,
-        *,
-        qvec: np.ndarray | None,
-        model_id: str | None,
-        wanted: int,
-        stats: bool = False,
-        below: str = "",
-        vec_above: float = -math.inf,
-    ) -> Candidates[Collection]:
-        """Up to `wanted` word and as many vector candidates for `query` (`qvec`: its
-        embedding by the model `model_id`), with their scores (call inside `snapshot`);
-        `stats`: with the counts of the query's words, for ranking (search.ranking);
-        `vec_above`: vector candidates scoring more only (`ranking.VectorBar`). Its
-        scope's `under` is read from the path searched, where this collection is the folder
-        `below` ('/'-separated; "": the path itself)."""
-        found = Candidates(self, store)
-        among = self._scoped.among(store, query.scope, below) if query.scope else None
-        if among is not None and not len(among):
-            return found  # nothing here is in scope
-        # `among` None: every chunk (no scope, or one that leaves nothing out here).
-        scoped, mode = among is not None, query.mode
-        if mode != "vec":
-            found.words = word_candidates(store, query.terms, wanted, self.tuning, scoped=scoped)
-        # The word statistics stay the whole collection's, as FTS5's BM25 weighs the words
-        # by: a passage scores the same in a scoped search as in any other.
-        if stats and mode != "vec":
-            found.chunks, found.term_docs = store.term_stats(query.terms)
-        if qvec is not None and mode != "lex":
-            vectors = self._synced(store)
-            if vectors.model in (None, model_id):
-                found.vec = vectors.nearest(qvec, wanted, among, vec_above)
-            else:
-                found.notices.append(Notice(NoticeKind.OTHER_MODEL, str(self.root)))
-        return found
+    def in_scope(self, store: Store, scope: Scope, below: str) -> np.ndarray | None:
+        """The ids of the chunks `scope` keeps, put in scope for the word side too (call
+        inside `snapshot`; None: it leaves none out), judged from the path searched, where
+        this collection is the folder `below` ('/'-separated; "": the path itself); kept
+        for the next page on the same reader."""
+        return self._scoped.among(store, scope, below)
 
     def without_vectors(self) -> int:
         """Passages the index holds without a vector (0 where nothing is indexed yet)."""
@@ -304,10 +270,11 @@ class Collection:
         nothing if no one wrote meanwhile): while a model loads, say."""
         with self.snapshot() as store:
             if store is not None:
-                self._synced(store)
+                self.vectors(store)
 
-    def _synced(self, store: Store) -> VectorCache:
-        """The vectors held, brought up to date with `store` (call inside `snapshot`)."""
+    def vectors(self, store: Store) -> VectorCache:
+        """The index's vectors, held between searches and brought up to date with `store`
+        (call inside `snapshot`)."""
         vectors = self._vectors = self._vectors or VectorCache()  # under the read lock
         vectors.sync(store)
         return vectors

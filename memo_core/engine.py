@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 
-from memo_core import refreshing, searching
+from memo_core import refreshing
 from memo_core.changes import changes_since
 from memo_core.collection import CLOSE_WAIT_S, Collection
 from memo_core.errors import (
@@ -48,6 +48,7 @@ from memo_core.messages import Message
 from memo_core.model.embedder import Embedder
 from memo_core.model.loading import ModelSource
 from memo_core.results import ChangeReport, CollectionStatus, SearchResults
+from memo_core.search import pipeline
 from memo_core.search.query import Query
 from memo_core.text.escapes import shown, unshown
 from memo_core.tuning import Tuning
@@ -331,9 +332,7 @@ class Engine:
         asked = Query.of(query, k, mode, offset=offset, scope=scope, explain=explain)
         base, collections, notices = self._reachable(path)
         model, asked, notices = self._prepared(collections, asked, notices, refresh, progress)
-        return searching.search(
-            base, collections, asked, model, self.tuning, notices, self.max_open
-        )
+        return pipeline.search(base, collections, asked, model, self.tuning, notices, self.max_open)
 
     def _prepared(
         self,

@@ -54,10 +54,10 @@ LAYERS: list[tuple[str, ...]] = [
     ("memo_core.files",),
     ("memo_core.model",),
     ("memo_core.index",),
-    ("memo_core.search",),
     ("memo_core.collection",),
     ("memo_core.changes",),
-    ("memo_core.searching", "memo_core.refreshing"),
+    # A search reads the collections (each lends its snapshot, vectors and scope): above them.
+    ("memo_core.search", "memo_core.refreshing"),
     ("memo_core.engine",),
     ("memo_core.searcher",),
 ]
@@ -226,8 +226,8 @@ def test_no_import_circle_among_the_engines_modules() -> None:
     assert circles == [], circles
 
 
-def test_engine_search_is_a_short_call_into_searching() -> None:
-    """Search is one thing (`searching`, with the query checked once in `search.query`):
+def test_engine_search_is_a_short_call_into_the_search_pipeline() -> None:
+    """Search is one thing (`search.pipeline`, with the query checked once in `search.query`):
     `Engine.search` only builds the query, finds the collections and hands over."""
     tree = ast.parse((REPO / "memo_core" / "engine.py").read_text(encoding="utf-8"))
     [engine] = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Engine"]

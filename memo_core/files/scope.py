@@ -2,7 +2,7 @@
 
 One value for the CLI, MCP and Python alike, checked once when it is made: a bad glob, date
 or tag is an InvalidArgumentError that says what to write. A search ranks only the notes in
-scope (the candidates are restricted before the top-k is cut: `Collection.candidates`).
+scope (the candidates are restricted before the top-k is cut: `search.candidates`).
 
 - `under`: a sub-folder (`projects`), a note (`projects/plan.md`) or a glob of note paths
   (`journal/2024-*`, `**/drafts`), relative to the path searched. A glob is matched as git

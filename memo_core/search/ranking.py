@@ -23,7 +23,7 @@ from memo_core.values import ModeName, Notice
 if TYPE_CHECKING:
     from memo_core.index.store import Store
 
-C = TypeVar("C")  # whoever made the candidates (a Collection, which search sits below)
+C = TypeVar("C")  # whoever found the candidates (a Collection: the ranking reads nothing of it)
 Key = tuple[int, int]  # (collection's place in the search, chunk id)
 
 # FTS5's own floor: its bm25() counts a word that occurs in over half the chunks with this

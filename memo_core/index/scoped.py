@@ -1,4 +1,5 @@
-"""Which passages of one index a search's scope keeps, kept while the index stays as it was."""
+"""Which passages of one index a search's scope keeps: a temporary table of the reader's, kept
+while the index stays as it was."""
 
 from __future__ import annotations
 
