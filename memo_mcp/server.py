@@ -3,6 +3,9 @@
 Every tool calls the same engine calls and formatters as the `memo` CLI, so the two never
 disagree. The server builds one Engine and keeps it for its whole life (the MCP server
 lives for a whole agent session): indexes stay open and the model stays loaded.
+That Engine, the allowed folders and the reader's language are the server's `MemoState`,
+which its lifespan yields; the five tools are plain functions of this module that read it
+from their Context, listed in `TOOLS`, so a test can call each one directly.
 Engine work (model load, first index of a big collection) runs on worker threads, so the
 server keeps answering other requests; its progress goes to the client as progress
 notifications when the client asked for them (a `progressToken`).
@@ -22,8 +25,9 @@ import os
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
@@ -154,40 +158,56 @@ class ChangesAnswer(BaseModel):
     )
 
 
-class MemoServer(MCPServer):
-    """MCPServer with memo's texts on unknown tools and bad arguments (the same words as
-    every other error it says, in the reader's language).
-
-    `roots`: the only folders its tools may touch (see `memo_core.files.confine`); `engines`:
-    the one Engine all tools, resources and completions use, made on first use.
-    """
+@dataclass(frozen=True)
+class MemoState:
+    """What the tools work with for the server's whole life, yielded by its lifespan (a tool
+    reads it as `ctx.request_context.lifespan_context`): `roots`, the only folders they may
+    touch (see `memo_core.files.confine`); `engines`, the one Engine that tools, resources
+    and completions share, made on first use; `lang`, the reader's language; `places`,
+    where every call that touches a folder runs (tools, resources, completions, prompts)."""
 
     roots: list[Path]
     engines: LazyEngine
     lang: Lang
+    places: Places
 
-    async def run_stdio_async(self) -> None:
-        # The SDK's stdio transport, with lines it would drop in silence answered (-32700/-32600).
-        await serve_stdio(self._lowlevel_server)
+    @classmethod
+    def make(
+        cls, roots: list[Path] | None = None, engine: Engine | None = None, lang: Lang | None = None
+    ) -> MemoState:
+        """Touching only `roots` (default: MEMO_ROOTS, else the home folder), working
+        through `engine` (default: one made on first use, with the configured model) and
+        answering in `lang` (default: the one MEMO_LANG names)."""
+        roots = allowed_roots() if roots is None else list(roots)
+        lang = lang or user_language(settings.language())[0]
+        engines = LazyEngine(roots, engine, say=lambda step: _say_on_stderr(step, lang))
+        return cls(roots, engines, lang, Places(WORKERS, FOLDER_WORKERS, DEVICE_WORKERS))
 
-    async def call_tool(
-        self, name: str, arguments: dict[str, Any], context: Context | None = None
-    ) -> Any:
-        # Looked up, not listed: listing makes every tool's schema again, for each call.
-        if self._tool_manager.get_tool(name) is None:
-            raise ToolError(self.lang.text("mcp.unknown_tool", name=name))
+    @asynccontextmanager
+    async def serving(self, _server: MCPServer[MemoState]) -> AsyncIterator[MemoState]:
+        """The server's lifespan: this state while it runs; then its indexes are closed.
+        The Engine stays usable, and is the same on every entry: `--http` enters the
+        lifespan once for each of its transports, a test once for each in-process client."""
         try:
-            return await super().call_tool(name, arguments, context)
-        except UnexpectedToolError:
-            raise  # a crash: the SDK logs it and tells the client only the tool's name
-        except ToolError as e:
-            cause = e.__cause__
-            if isinstance(cause, ValidationError):
-                raise ToolError(_arguments_text(name, cause, self.lang)) from cause
-            if isinstance(cause, ToolError):
-                # Ours (an engine error): its text alone, without the SDK's prefix.
-                raise ToolError(str(cause)) from cause
-            raise
+            yield self
+        finally:
+            await anyio.to_thread.run_sync(self.engines.close_within, SERVER_STOP_WAIT_S)
+
+    async def run(
+        self, path: str, fn: Callable[[Path], T], progress: ProgressBridge | None = None
+    ) -> T:
+        """`fn(real path)` in the folder's places once `path` is confined to the roots;
+        MemoError (OutsideRootsError too) becomes the tool's error text. `progress`: the
+        call's, which meanwhile also hears what the engine says (a model install's steps)."""
+        try:
+            with self.engines.listening(progress.said if progress is not None else None):
+                return await self.places.confined(path, self.roots, fn)
+        except MemoError as e:
+            raise ToolError(_error_text(e, path, self.lang)) from e
+
+
+# What a tool gets: its call's Context, whose lifespan output is the server's state.
+MemoContext = Context[MemoState, Any]
 
 
 def _arguments_text(tool: str, err: ValidationError, lang: Lang) -> str:
@@ -274,7 +294,7 @@ class ProgressBridge:
     (one collection's words, or its vectors) and updates in place as the pass goes on.
     """
 
-    def __init__(self, ctx: Context, what: str, lang: Lang) -> None:
+    def __init__(self, ctx: MemoContext, what: str, lang: Lang) -> None:
         self.ctx = ctx
         self.what = what
         self.lang = lang
@@ -346,225 +366,291 @@ def _error_text(e: MemoError, path: str, lang: Lang) -> str:
     return text
 
 
-@asynccontextmanager
-async def _closing_engine(server: MCPServer) -> AsyncIterator[None]:
-    """While the server runs; then its indexes are closed (the Engine stays usable)."""
-    try:
-        yield None
-    finally:
-        if isinstance(server, MemoServer):
-            await anyio.to_thread.run_sync(server.engines.close_within, SERVER_STOP_WAIT_S)
-
-
 def _say_on_stderr(step: object, lang: Lang) -> None:
     """A message of memo-mcp's engine (a step of a model install it started, a close that
     does not wait) on stderr: stdout is the protocol's."""
     print(f"memo-mcp: {for_terminal(lang.word(step))}", file=sys.stderr, flush=True)
 
 
+# -- the tools ----------------------------------------------------------------------------
+# Each is a plain function over its call's Context, registered as it is (TOOLS, below): the
+# arguments' descriptions and bounds are the input schema the client sees. The state comes
+# from the lifespan; work on a folder runs in its places (`MemoState.run`).
+
+
+async def memo_search(
+    ctx: MemoContext,
+    path: PathArg,
+    query: Annotated[
+        str,
+        Field(min_length=1, description="What to look for, in any words or language"),
+    ],
+    k: Annotated[
+        int, Field(strict=True, ge=1, le=MAX_K, description="How many passages")
+    ] = DEFAULT_K,
+    mode: Annotated[
+        ModeName,
+        Field(description="hybrid: words + meaning; lex: words only; vec: meaning only"),
+    ] = DEFAULT_MODE,
+    offset: Annotated[
+        int,
+        Field(
+            strict=True,
+            ge=0,
+            le=MAX_OFFSET,
+            description="Skip this many hits: the next page (an answer says its offset)",
+        ),
+    ] = 0,
+    max_chars: Annotated[
+        int,
+        Field(
+            strict=True,
+            ge=MAX_CHARS_RANGE[0],
+            le=MAX_CHARS_RANGE[1],
+            description="The answer's size in characters at most (fewer hits if need be)",
+        ),
+    ] = DEFAULT_MAX_CHARS,
+    under: Annotated[
+        str | None,
+        Field(description="Only notes in this sub-folder or glob, relative to path"),
+    ] = None,
+    tags: Annotated[
+        list[str] | None,
+        Field(description="Only notes with all these tags (a/b matches a/b/c)"),
+    ] = None,
+    after: Annotated[
+        str | None,
+        Field(description="Only notes changed on or after: 2024-05-01 or 2024-05-01T14:30"),
+    ] = None,
+    before: Annotated[
+        str | None, Field(description="Only notes changed on or before (as after)")
+    ] = None,
+) -> Annotated[CallToolResult, SearchAnswer]:
+    """The passages under `path` that best match `query`: text, and the same hits as data."""
+    state = ctx.request_context.lifespan_context
+    progress = ProgressBridge(ctx, state.lang.text("progress.indexing", path=path), state.lang)
+
+    def search(p: Path) -> CallToolResult:
+        from memo_core import Scope  # with the engine, on first use (not at start)
+
+        scope = Scope.parse(under=under, tags=tags, after=after, before=before)
+        found = state.engines.get().search(
+            p, query, k, mode, progress=progress, offset=offset, scope=scope
+        )
+        results = fitted(found, max_chars, state.lang)  # the budget as this reader reads it
+        text = TextContent(type="text", text=format_hits(results, lang=state.lang))
+        data = search_data(results, printable=True, lang=state.lang)
+        return CallToolResult(content=[text], structured_content=data)
+
+    return await state.run(path, search, progress)
+
+
+async def memo_status(ctx: MemoContext, path: PathArg) -> str:
+    """One line per collection under `path`, as `memo status` prints; only reads."""
+    state = ctx.request_context.lifespan_context
+    return await state.run(path, lambda p: format_status(state.engines.get().status(p), state.lang))
+
+
+async def memo_reindex(ctx: MemoContext, path: PathArg) -> str:
+    """Every collection under `path` indexed again from scratch (the old index answering
+    meanwhile); says how many files."""
+    state = ctx.request_context.lifespan_context
+    progress = ProgressBridge(ctx, state.lang.text("progress.reindexing", path=path), state.lang)
+    return await state.run(
+        path,
+        lambda p: format_reindex(state.engines.get().reindex(p, progress=progress), state.lang),
+        progress,
+    )
+
+
+async def memo_changes(
+    ctx: MemoContext,
+    path: PathArg,
+    since: Annotated[
+        str | None,
+        Field(
+            max_length=MAX_FINGERPRINT_CHARS,
+            description="A fingerprint memo gave before; without it, every note",
+        ),
+    ] = None,
+) -> Annotated[CallToolResult, ChangesAnswer]:
+    """The notes under `path` added, changed and removed since the fingerprint `since`:
+    text, and the same as data."""
+    state = ctx.request_context.lifespan_context
+    progress = ProgressBridge(ctx, state.lang.text("progress.indexing", path=path), state.lang)
+
+    def changes(p: Path) -> CallToolResult:
+        report = state.engines.get().changes(p, since, progress=progress)
+        text = TextContent(type="text", text=format_changes(report, state.lang))
+        return CallToolResult(content=[text], structured_content=changes_data(report))
+
+    return await state.run(path, changes, progress)
+
+
+async def memo_read(
+    ctx: MemoContext,
+    path: PathArg,
+    note: Annotated[
+        str,
+        Field(
+            min_length=1,
+            description="The note's path inside `path` (home/backup.md), or a hit's "
+            "path:line from memo_search",
+        ),
+    ],
+    from_line: Annotated[
+        int | None, Field(strict=True, ge=1, description="First line to show (default 1)")
+    ] = None,
+    to_line: Annotated[
+        int | None,
+        Field(strict=True, ge=1, description="Last line to show (default: the note's end)"),
+    ] = None,
+    around: Annotated[
+        int | None,
+        Field(strict=True, ge=1, description=f"Show {AROUND_LINES} lines each side of it"),
+    ] = None,
+) -> str:
+    """A note's lines, numbered: what memo://note serves (Engine.note: confined,
+    ignore-aware, bounded)."""
+    state = ctx.request_context.lifespan_context
+    return await state.run(
+        path,
+        lambda p: format_read(
+            state.engines.get().read(p, note, from_line=from_line, to_line=to_line, around=around),
+            state.lang,
+        ),
+    )
+
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+# memo_reindex writes only memo's own index: the notes stay, and a second run does the same.
+REBUILDS = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+
+
+@dataclass(frozen=True)
+class Listing:
+    """A tool as tools/list shows it, named after its function. `structured_output`: None
+    when the return annotation says (a model: structuredContent); False for plain text."""
+
+    fn: Callable[..., Awaitable[object]]
+    title: str
+    description: str
+    annotations: ToolAnnotations
+    structured_output: bool | None = None
+
+    @property
+    def name(self) -> str:
+        return self.fn.__name__
+
+
+# In the order tools/list gives them; descriptions are for the agent.
+TOOLS = (
+    Listing(
+        memo_search,
+        "Search notes",
+        "Search Markdown notes by words and meaning (indexes them in .memo/); gives path:line",
+        READ_ONLY,
+    ),
+    Listing(
+        memo_status,
+        "Index status",
+        "Files, chunks and last index time of each notes collection under a path.",
+        READ_ONLY,
+        structured_output=False,
+    ),
+    Listing(
+        memo_reindex,
+        "Rebuild index",
+        "Rebuild the search index of the notes under a path from scratch.",
+        REBUILDS,
+        structured_output=False,
+    ),
+    Listing(
+        memo_changes,
+        "What changed",
+        "Notes added, changed and removed since a fingerprint (from memo_status).",
+        READ_ONLY,
+    ),
+    Listing(
+        memo_read,
+        "Read a note",
+        "A note's lines, numbered: all, from_line–to_line, or around a line (a hit's path:line)",
+        READ_ONLY,
+        structured_output=False,
+    ),
+)
+TOOL_NAMES = frozenset(t.name for t in TOOLS)
+
+
+class MemoServer(MCPServer[MemoState]):
+    """The MCP server over one `MemoState` (its lifespan yields it), with the five tools,
+    and memo's texts on unknown tools and bad arguments (the same words as every other
+    error it says, in the reader's language)."""
+
+    def __init__(self, state: MemoState) -> None:
+        super().__init__(
+            name="memo", version=__version__, instructions=INSTRUCTIONS, lifespan=state.serving
+        )
+        self.state = state
+        for t in TOOLS:
+            self.add_tool(
+                t.fn,
+                name=t.name,
+                title=t.title,
+                description=t.description,
+                annotations=t.annotations,
+                structured_output=t.structured_output,
+            )
+
+    @property
+    def roots(self) -> list[Path]:
+        """The only folders its tools, resources and prompts may touch."""
+        return self.state.roots
+
+    @property
+    def engines(self) -> LazyEngine:
+        """The one Engine they all use, made on first use."""
+        return self.state.engines
+
+    async def run_stdio_async(self) -> None:
+        # The SDK's stdio transport, with lines it would drop in silence answered
+        # (-32700/-32600). mcp 2.3 has no public way to serve an MCPServer on streams of
+        # one's own (its own in-process Client reads this attribute too, marked to be made
+        # public): the one read of the SDK's private state.
+        await serve_stdio(self._lowlevel_server)
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: MemoContext | None = None
+    ) -> Any:
+        # By name, not by listing the tools: a listing makes every tool's schema again.
+        if name not in TOOL_NAMES:
+            raise ToolError(self.state.lang.text("mcp.unknown_tool", name=name))
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise  # a crash: the SDK logs it and tells the client only the tool's name
+        except ToolError as e:
+            cause = e.__cause__
+            if isinstance(cause, ValidationError):
+                raise ToolError(_arguments_text(name, cause, self.state.lang)) from cause
+            if isinstance(cause, ToolError):
+                # Ours (an engine error): its text alone, without the SDK's prefix.
+                raise ToolError(str(cause)) from cause
+            raise
+
+
 def build_server(
     roots: list[Path] | None = None, engine: Engine | None = None, lang: Lang | None = None
 ) -> MemoServer:
-    """The server; its tools touch only `roots` (default: MEMO_ROOTS, else the home folder),
-    work through `engine` (default: one made on first use, with the configured model) and
-    answer in `lang` (default: the one MEMO_LANG names)."""
-    roots = allowed_roots() if roots is None else list(roots)
-    lang = lang or user_language(settings.language())[0]
-    engines = LazyEngine(roots, engine, say=lambda step: _say_on_stderr(step, lang))
-    server = MemoServer(
-        name="memo",
-        version=__version__,
-        instructions=INSTRUCTIONS,
-        lifespan=_closing_engine,
-    )
-    server.roots = roots
-    server.engines = engines
-    server.lang = lang
-    # Where every call that touches a folder runs (tools, resources, completions, prompts).
-    places = Places(WORKERS, FOLDER_WORKERS, DEVICE_WORKERS)
-
-    async def run(path: str, fn: Callable[[Path], T], progress: ProgressBridge | None = None) -> T:
-        """`fn(real path)` in the folder's places once `path` is confined to the roots;
-        MemoError (OutsideRootsError too) becomes the tool's error text. `progress`: the
-        call's, which meanwhile also hears what the engine says (a model install's steps)."""
-        try:
-            with engines.listening(progress.said if progress is not None else None):
-                return await places.confined(path, roots, fn)
-        except MemoError as e:
-            raise ToolError(_error_text(e, path, lang)) from e
-
-    read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-
-    @server.tool(
-        name="memo_search",
-        title="Search notes",
-        description="Search Markdown notes by words and meaning (indexes them in .memo/); "
-        "gives path:line",
-        annotations=read_only,
-    )
-    async def memo_search(
-        path: PathArg,
-        query: Annotated[
-            str,
-            Field(min_length=1, description="What to look for, in any words or language"),
-        ],
-        ctx: Context,
-        k: Annotated[
-            int, Field(strict=True, ge=1, le=MAX_K, description="How many passages")
-        ] = DEFAULT_K,
-        mode: Annotated[
-            ModeName,
-            Field(description="hybrid: words + meaning; lex: words only; vec: meaning only"),
-        ] = DEFAULT_MODE,
-        offset: Annotated[
-            int,
-            Field(
-                strict=True,
-                ge=0,
-                le=MAX_OFFSET,
-                description="Skip this many hits: the next page (an answer says its offset)",
-            ),
-        ] = 0,
-        max_chars: Annotated[
-            int,
-            Field(
-                strict=True,
-                ge=MAX_CHARS_RANGE[0],
-                le=MAX_CHARS_RANGE[1],
-                description="The answer's size in characters at most (fewer hits if need be)",
-            ),
-        ] = DEFAULT_MAX_CHARS,
-        under: Annotated[
-            str | None,
-            Field(description="Only notes in this sub-folder or glob, relative to path"),
-        ] = None,
-        tags: Annotated[
-            list[str] | None,
-            Field(description="Only notes with all these tags (a/b matches a/b/c)"),
-        ] = None,
-        after: Annotated[
-            str | None,
-            Field(description="Only notes changed on or after: 2024-05-01 or 2024-05-01T14:30"),
-        ] = None,
-        before: Annotated[
-            str | None, Field(description="Only notes changed on or before (as after)")
-        ] = None,
-    ) -> Annotated[CallToolResult, SearchAnswer]:
-        progress = ProgressBridge(ctx, lang.text("progress.indexing", path=path), lang)
-
-        def search(p: Path) -> CallToolResult:
-            from memo_core import Scope  # with the engine, on first use (not at start)
-
-            scope = Scope.parse(under=under, tags=tags, after=after, before=before)
-            found = engines.get().search(
-                p, query, k, mode, progress=progress, offset=offset, scope=scope
-            )
-            results = fitted(found, max_chars, lang)  # the budget as this reader reads it
-            text = TextContent(type="text", text=format_hits(results, lang=lang))
-            data = search_data(results, printable=True, lang=lang)
-            return CallToolResult(content=[text], structured_content=data)
-
-        return await run(path, search, progress)
-
-    @server.tool(
-        name="memo_status",
-        title="Index status",
-        description="Files, chunks and last index time of each notes collection under a path.",
-        annotations=read_only,
-        structured_output=False,
-    )
-    async def memo_status(path: PathArg) -> str:
-        return await run(path, lambda p: format_status(engines.get().status(p), lang))
-
-    @server.tool(
-        name="memo_reindex",
-        title="Rebuild index",
-        description="Rebuild the search index of the notes under a path from scratch.",
-        annotations=ToolAnnotations(
-            read_only_hint=False,
-            destructive_hint=False,
-            idempotent_hint=True,
-            open_world_hint=False,
-        ),
-        structured_output=False,
-    )
-    async def memo_reindex(path: PathArg, ctx: Context) -> str:
-        progress = ProgressBridge(ctx, lang.text("progress.reindexing", path=path), lang)
-
-        return await run(
-            path,
-            lambda p: format_reindex(engines.get().reindex(p, progress=progress), lang),
-            progress,
-        )
-
-    @server.tool(
-        name="memo_changes",
-        title="What changed",
-        description="Notes added, changed and removed since a fingerprint (from memo_status).",
-        annotations=read_only,
-    )
-    async def memo_changes(
-        path: PathArg,
-        ctx: Context,
-        since: Annotated[
-            str | None,
-            Field(
-                max_length=MAX_FINGERPRINT_CHARS,
-                description="A fingerprint memo gave before; without it, every note",
-            ),
-        ] = None,
-    ) -> Annotated[CallToolResult, ChangesAnswer]:
-        progress = ProgressBridge(ctx, lang.text("progress.indexing", path=path), lang)
-
-        def changes(p: Path) -> CallToolResult:
-            report = engines.get().changes(p, since, progress=progress)
-            text = TextContent(type="text", text=format_changes(report, lang))
-            return CallToolResult(content=[text], structured_content=changes_data(report))
-
-        return await run(path, changes, progress)
-
-    @server.tool(
-        name="memo_read",
-        title="Read a note",
-        description="A note's lines, numbered: all, from_line–to_line, or around a line "
-        "(a hit's path:line)",
-        annotations=read_only,
-        structured_output=False,
-    )
-    async def memo_read(
-        path: PathArg,
-        note: Annotated[
-            str,
-            Field(
-                min_length=1,
-                description="The note's path inside `path` (home/backup.md), or a hit's "
-                "path:line from memo_search",
-            ),
-        ],
-        from_line: Annotated[
-            int | None, Field(strict=True, ge=1, description="First line to show (default 1)")
-        ] = None,
-        to_line: Annotated[
-            int | None,
-            Field(strict=True, ge=1, description="Last line to show (default: the note's end)"),
-        ] = None,
-        around: Annotated[
-            int | None,
-            Field(strict=True, ge=1, description=f"Show {AROUND_LINES} lines each side of it"),
-        ] = None,
-    ) -> str:
-        # What memo://note serves (Engine.note: confined, ignore-aware, bounded), numbered.
-        return await run(
-            path,
-            lambda p: format_read(
-                engines.get().read(p, note, from_line=from_line, to_line=to_line, around=around),
-                lang,
-            ),
-        )
-
-    register_resources(server, roots, engines, places, lang)
-    register_prompts(server, roots, places, lang)
-    register_completions(server, roots, engines, places)
+    """The server with its tools, resources, prompts and completions, over
+    `MemoState.make(roots, engine, lang)`."""
+    state = MemoState.make(roots, engine, lang)
+    server = MemoServer(state)
+    register_resources(server, state.roots, state.engines, state.places, state.lang)
+    register_prompts(server, state.roots, state.places, state.lang)
+    register_completions(server, state.roots, state.engines, state.places)
     return server
 
 
