@@ -232,7 +232,7 @@ class Collection:
         writer committing meanwhile (another process's refresh) cannot change what a search
         sees between its steps."""
         with self._read_lock, self._sqlite_errors(), open_collection(self.root) as root:
-            self._reader = _kept(self._reader, root)
+            self._reader = _still_held(self._reader, root)
             if self._reader is None:
                 try:
                     self._reader = Store.open_existing(self.db_path, root)
@@ -337,7 +337,7 @@ class Collection:
 
     def _open_writer(self, root: Folder) -> Store:
         """The refresher's connection (under the refresh lock), holding the index in `root`."""
-        self._writer = _kept(self._writer, root)
+        self._writer = _still_held(self._writer, root)
         if self._writer is None:
             try:
                 self._writer = Store.create(self.db_path, root)
@@ -558,7 +558,7 @@ class Collection:
         return stats
 
 
-def _kept(store: Store | None, root: Folder) -> Store | None:
+def _still_held(store: Store | None, root: Folder) -> Store | None:
     """`store` while it holds the index that lies in `root` now; else closed (None)."""
     if store is None:
         return None

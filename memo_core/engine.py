@@ -124,7 +124,7 @@ class Engine:
         self._lock = threading.Lock()  # guards the dicts only: no I/O is done under it
         self._collections: dict[Path, Collection] = {}
         # Each open collection keeps a few descriptors (connections, a lock file): those
-        # least recently used beyond `max_open`, or idle, release them (see `_spare`).
+        # least recently used beyond `max_open`, or idle, release them (see `_to_release`).
         self.max_open = open_budget() if max_open is None else max_open
         self._used: dict[Path, float] = {}  # when each was last used (monotonic)
         self._released: set[Path] = set()
@@ -178,7 +178,7 @@ class Engine:
         """The collections discovery finds under `path` now, one object per folder: each
         gets an index at its first refresh (calls the user aimed there: index, reindex)."""
         base, roots = self._discovered(path)
-        return self._held(base, roots)
+        return self._use_collections(base, roots)
 
     def _reachable(self, path: UserPath) -> tuple[Path, list[Collection], list[Notice]]:
         """`path` resolved, and the collections a read-only call (search, changes) works on
@@ -187,7 +187,7 @@ class Engine:
         naming the rest."""
         base, roots = self._discovered(path)
         roots, left = within_reach(base, roots)
-        return base, self._held(base, roots), [left] if left else []
+        return base, self._use_collections(base, roots), [left] if left else []
 
     def _discovered(self, path: UserPath) -> tuple[Path, list[Path]]:
         """The resolved `path` and the collection roots discovery finds there, all inside
@@ -195,7 +195,7 @@ class Engine:
         # First what earlier calls left open beyond the budget: released before discovery,
         # which itself needs descriptors (so a call after running out of them works).
         with self._lock:
-            spare = self._spare(time.monotonic())
+            spare = self._to_release(time.monotonic())
         self._release(spare)
         base = resolve_path(path)
         check_inside(base, self.roots, path)
@@ -205,8 +205,10 @@ class Engine:
                 check_inside(Path(real_path(root)), self.roots, root)
         return base, roots
 
-    def _held(self, base: Path, roots: list[Path]) -> list[Collection]:
-        """This engine's one object for each of `roots` (found under `base`)."""
+    def _use_collections(self, base: Path, roots: list[Path]) -> list[Collection]:
+        """This engine's one object for each of `roots` (found under `base`), each marked
+        used now; with the first, the idle janitor's thread starts; collections below `base`
+        whose folders are gone are forgotten (closed without waiting)."""
         with self._lock:
             now = time.monotonic()
             for root in roots:
@@ -243,7 +245,7 @@ class Engine:
                 gone.close(timeout=0)
         return found
 
-    def _spare(self, now: float, *, by_count: bool = True) -> list[Collection]:
+    def _to_release(self, now: float, *, by_count: bool = True) -> list[Collection]:
         """Collections to release (call under the lock): beyond `max_open` by last use (not
         with `by_count` False: a call's own collections are not taken from under it), or
         unused for `idle_s`."""
@@ -263,22 +265,22 @@ class Engine:
         next used. A refresh under way (or one that starts meanwhile, on another thread)
         keeps its own and is never asked to stop: stopping it half way left a search that
         waited for it answering from half an index with nothing said."""
-        for c in self._still_spare(spare):
+        for c in self._still_unused(spare):
             c.release()  # a call never waits for another's refresh
 
-    def _still_spare(self, spare: list[Collection]) -> list[Collection]:
+    def _still_unused(self, spare: list[Collection]) -> list[Collection]:
         with self._lock:  # not those used again meanwhile (by another thread)
             return [c for c in spare if c.root in self._released]
 
-    def _tidied(self) -> float | None:
+    def _release_idle(self) -> float | None:
         """The janitor's round: release what stayed unused for `idle_s` (a refresh at work
         is never stopped: it counts as use); how long until the next one is due (None:
         none is open). Those beyond `max_open` are left to the next call."""
         with self._lock:
             if not self._closed:  # a close's wake, set after it said so, is never lost
                 self._wake.clear()  # a use from here on wakes the next round
-            spare = self._spare(time.monotonic(), by_count=False)
-        for c in self._still_spare(spare):
+            spare = self._to_release(time.monotonic(), by_count=False)
+        for c in self._still_unused(spare):
             if not c.release():
                 with self._lock:
                     if c.root in self._released and c.root in self._collections:
@@ -286,7 +288,7 @@ class Engine:
                         self._used[c.root] = time.monotonic()
         with self._lock:
             due = [t for r, t in self._used.items() if r not in self._released]
-        # Just past the first one's due time (`_spare` wants it strictly past).
+        # Just past the first one's due time (`_to_release` wants it strictly past).
         return max(0.0, min(due) + self.idle_s - time.monotonic()) + 0.01 if due else None
 
     def reported(self, path: UserPath) -> bool:
@@ -331,10 +333,12 @@ class Engine:
         """
         asked = Query.of(query, k, mode, offset=offset, scope=scope, explain=explain)
         base, collections, notices = self._reachable(path)
-        model, asked, notices = self._prepared(collections, asked, notices, refresh, progress)
+        model, asked, notices = self._refresh_and_get_model(
+            collections, asked, notices, refresh, progress
+        )
         return pipeline.search(base, collections, asked, model, self.tuning, notices, self.max_open)
 
-    def _prepared(
+    def _refresh_and_get_model(
         self,
         collections: list[Collection],
         query: Query,
@@ -349,7 +353,7 @@ class Engine:
         loading, called = not self.models.loaded, time.monotonic()
         model, mode = self._model(query.mode, notices, ready=False)
         if refresh:
-            notices += self._refreshed(collections, model, progress)
+            notices += self._refresh(collections, model, progress)
             came = model is None and query.mode == "hybrid"
             if came and self._installed_for(collections, called):
                 # The model came: this search has it after all. What the refresh without
@@ -357,7 +361,7 @@ class Engine:
                 # how far it got, which the refresh with the model says anew.
                 notices = [n for n in notices if n.kind not in _SUPERSEDED]
                 model, mode = self._model(query.mode, notices, ready=False)
-                notices += self._refreshed(collections, model, progress)
+                notices += self._refresh(collections, model, progress)
         if model is not None and loading:
             for c in collections[: self.max_open]:  # those past it are read one at a time
                 c.load_vectors()
@@ -391,7 +395,7 @@ class Engine:
             return False
         return self.models.wait_installed(called + self.small.within_s - time.monotonic())
 
-    def _refreshed(
+    def _refresh(
         self,
         collections: list[Collection],
         embedder: Embedder | None,
@@ -424,7 +428,7 @@ class Engine:
         folder (`changes`)."""
         base, collections, notices = self._reachable(path)
         if refresh:
-            notices += self._refreshed(collections, None, progress)
+            notices += self._refresh(collections, None, progress)
         return changes_since(base, collections, since, notices)
 
     def refresh(
@@ -551,7 +555,7 @@ def _tidy(ref: weakref.ref[Engine], wake: threading.Event) -> None:
     then sleeps until the next one is due or `wake` is set. It holds the engine only during
     a round, so an engine dropped without `close` is still collected (and wakes it to end)."""
     while (engine := ref()) is not None and not engine._closed:
-        wait = engine._tidied()
+        wait = engine._release_idle()
         del engine
         wake.wait(wait)
 
