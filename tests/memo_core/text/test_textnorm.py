@@ -1,0 +1,147 @@
+"""memo_core.text.textnorm: words lower-cased, ё→е and stemmed, the same for a note and a
+query; a note's path as words; a query's distinct stems without stopwords."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from memo_core.text.textnorm import STOPWORDS, normalize, path_text, query_terms, words
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Hello, World!", ["hello", "world"]),
+        ("Ёлка и ЁЖ", ["елка", "и", "еж"]),
+        ("snake_case 42 x2", ["snake_case", "42", "x2"]),  # \w: the underscore holds
+        ("Wi-Fi", ["wi", "fi", "wifi"]),  # parts first, the compound at the end
+        ("e\u2011mail и wi\u2010fi", ["e", "mail", "и", "wi", "fi", "email", "wifi"]),
+        ("мульти-пульти-шоу", ["мульти", "пульти", "шоу", "мультипультишоу"]),
+        ("a - b", ["a", "b"]),  # a dash between words joins nothing
+        ("", []),
+        ("... !!!", []),
+    ],
+)
+def test_words_are_lowered_folded_and_compounds_joined(text: str, expected: list[str]) -> None:
+    assert words(text) == expected
+
+
+def test_words_without_joining_keeps_only_the_parts() -> None:
+    assert words("Wi-Fi e-mail", joined=False) == ["wi", "fi", "e", "mail"]
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("cat", "cats"),
+        ("running", "run"),
+        ("восстановление", "восстановления"),
+        ("бэкап", "бэкапа"),
+        ("ёлки", "Елки"),  # ё folded before stemming
+        ("ЁЖИК", "ёжик"),
+        ("wifi", "Wi-Fi"),  # the compound written together is among its words
+    ],
+)
+def test_inflections_normalise_alike(one: str, other: str) -> None:
+    assert set(normalize(one).split()) & set(normalize(other).split())
+    assert normalize(one) == normalize(one.lower())
+
+
+def test_normalize_gives_stems_separated_by_single_spaces() -> None:
+    text = normalize("  Cats\tand\n\nDOGS,  кошки — собаки ")
+    assert text == " ".join(text.split())
+    assert text.split() == [normalize(w) for w in ["cats", "and", "dogs", "кошки", "собаки"]]
+
+
+@pytest.mark.parametrize(
+    "word",
+    [
+        "a" * 41 + "ing",  # longer than a word: a hash or base64, not stemmed
+        "2024",
+        "x86_64",
+        "日本語",  # neither Cyrillic nor Latin: as it is
+    ],
+)
+def test_what_is_no_word_of_either_language_is_kept_as_it_is(word: str) -> None:
+    assert normalize(word) == word.lower()
+
+
+def test_a_latin_word_with_cyrillic_in_it_is_stemmed_as_russian() -> None:
+    # A mixed word ("Cтол" with a Latin C) goes to the Russian stemmer: its ending is cut.
+    assert normalize("Cтолами") == normalize("Cтол")
+
+
+@pytest.mark.parametrize(
+    ("rel", "whole", "expected"),
+    [
+        ("projects/MessageBox_v2.md", True, "projects MessageBox Message Box v2"),
+        ("projects/MessageBox_v2.md", False, "projects Message Box v2"),
+        ("Notes.MD", True, "Notes"),  # any case of .md
+        ("a/b.c/d e.md", True, "a b c d e"),
+        ("заметкиПлан.md", True, "заметкиПлан заметки План"),  # humps in Cyrillic too
+        ("readme", True, "readme"),  # no suffix to drop
+        ("x//y__z.md", True, "x y z"),  # empty segments give nothing
+        ("2024Plan.md", True, "2024Plan 2024 Plan"),
+    ],
+)
+def test_a_path_reads_as_its_words(rel: str, whole: bool, expected: str) -> None:
+    assert path_text(rel, whole) == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("how do I set up the VPN", ["set", "up", "vpn"]),
+        ("как настроить бэкап", [normalize("настроить"), normalize("бэкап")]),
+        ("the how", ["the", "how"]),  # nothing but stopwords: they are the query
+        ("cat cats CAT", ["cat"]),  # distinct stems, in order of first appearance
+        ("dogs and cats", ["dog", "cat"]),
+        ("Wi-Fi", ["wi", "fi", "wifi"]),
+        ("", []),
+    ],
+)
+def test_query_terms_are_distinct_stems_without_stopwords(query: str, expected: list[str]) -> None:
+    assert query_terms(query) == expected
+
+
+def test_query_terms_stop_at_the_limit_and_may_leave_compounds_apart() -> None:
+    many = " ".join(f"word{i}" for i in range(100))
+    assert query_terms(many) == [f"word{i}" for i in range(64)]
+    assert query_terms(many, limit=3) == ["word0", "word1", "word2"]
+    assert query_terms("Wi-Fi", joined=False) == ["wi", "fi"]
+
+
+def test_stopwords_are_dropped_from_queries_only() -> None:
+    assert {"the", "как", "в"} <= STOPWORDS
+    assert normalize("the cat") == "the cat"  # the index keeps every word
+    assert query_terms("the cat") == ["cat"]
+
+
+def test_a_query_and_a_note_agree_on_each_word() -> None:
+    note = "Как восстановить файлы из резервной копии: restic restore"
+    indexed = set(normalize(note).split())
+    assert set(query_terms("восстановить файлы restic")) <= indexed
+    assert set(query_terms("Восстановить ФАЙЛЫ Restic")) <= indexed
+
+
+def test_threads_stem_side_by_side_as_one_stemmer_does_alone() -> None:
+    """PyStemmer forbids concurrent calls on one stemmer: each thread has its own. Words
+    no other test stems (normalize remembers stems), each stemmed on one of 8 threads."""
+    import Stemmer
+
+    ru, en = Stemmer.Stemmer("russian"), Stemmer.Stemmer("english")
+    cyrillic, latin = "абвгдежзиклмнопрст", "abcdefghijklmnopqr"
+    pairs = [
+        (ru_a + ru_b, la_a + la_b)
+        for ru_a, la_a in zip(cyrillic, latin, strict=True)
+        for ru_b, la_b in zip(cyrillic, latin, strict=True)
+    ]
+    texts = [f"зыб{ru}ениями quux{la}ations" for ru, la in pairs]
+    expected = [
+        f"{ru.stemWord(f'зыб{r}ениями')} {en.stemWord(f'quux{la}ations')}" for r, la in pairs
+    ]
+    with ThreadPoolExecutor(8) as pool:
+        together = list(pool.map(normalize, texts))
+    assert together == expected
