@@ -329,6 +329,22 @@ class Collection:
         """Whether the OS reports this folder's changes now (see `feed.Freshness`)."""
         return self._freshness.reported
 
+    @property
+    def is_open(self) -> bool:
+        """Whether the searches' connection to the index is open now: not before the first
+        search, nor once the collection was released or closed (the next search opens it
+        again)."""
+        with self._read_lock:
+            return self._reader is not None
+
+    @property
+    def vectors_held(self) -> int:
+        """How many vectors this collection holds in memory now: 0 before its first vector
+        search and once released (its memory given back), else one for each passage with a
+        vector as of the last search."""
+        with self._read_lock:
+            return 0 if self._vectors is None else len(self._vectors.live()[0])
+
     def absolute(self, rel: str) -> str:
         """A note's path as hits show it, from its path relative to the root."""
         return str(self.root.joinpath(*rel.split("/")))

@@ -180,6 +180,13 @@ class Engine:
         base, roots = self._discovered(path)
         return self._use_collections(base, roots)
 
+    def held_collections(self) -> dict[Path, Collection]:
+        """The collections this engine holds now, by root (a copy; nothing is discovered or
+        marked used): those its calls met and it has not forgotten, each with its connections
+        open or released (`Collection.is_open`, `Collection.vectors_held`)."""
+        with self._lock:
+            return dict(self._collections)
+
     def _reachable(self, path: UserPath) -> tuple[Path, list[Collection], list[Notice]]:
         """`path` resolved, and the collections a read-only call (search, changes) works on
         under it: all, unless that would index more than a few folders the user never named

@@ -66,6 +66,6 @@ def test_folders_beyond_the_budget_give_their_descriptors_back(tmp_path: Path) -
     with Engine(models=ModelSource(enabled=False), max_open=3) as e:
         for i, folder in enumerate(folders):
             assert [h.relpath for h in e.search(folder, f"word{i}", mode="lex")] == ["n.md"]
-        held = [c for c in e._collections.values() if c._reader is not None]
+        held = [c for c in e.held_collections().values() if c.is_open]
         assert 1 <= len(held) <= 4  # the three most recent, and the one in use
         assert [h.relpath for h in e.search(folders[0], "word0", mode="lex")] == ["n.md"]

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from memo_core.index.store import Store
-from memo_core.index.vectors import VectorCache
+from memo_core.index.vectors import COMPACT_SHARE, VectorCache
 
 DIM = 8
 
@@ -111,7 +111,7 @@ def test_random_adds_changes_and_deletes_stay_exact(tmp_path: Path) -> None:
         _assert_exact(cache, reader, rng)
     # The deletes above went past a quarter of the rows, and the adds past the spare rows:
     # both compacted and grew, yet the rows held stay within the live ones and a quarter.
-    assert cache._n <= len(cache.live()[0]) / (1 - 0.25) + 1
+    assert cache.rows_in_use <= len(cache.live()[0]) / (1 - COMPACT_SHARE) + 1
     writer.close()
     reader.close()
 

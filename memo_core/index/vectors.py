@@ -103,6 +103,12 @@ class VectorCache:
         """The model whose vectors these are (as of the last sync)."""
         return self._key[1] if self._key else None
 
+    @property
+    def rows_in_use(self) -> int:
+        """The rows of the matrix in use: a live vector's each, and each tombstone of a
+        deleted one not yet compacted away (compacted past COMPACT_SHARE of the rows)."""
+        return self._n
+
     def live(self) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids, their vectors as held now: within half a step of the int8 codes),
         in the cache's row order."""
