@@ -57,10 +57,12 @@ class Mark(Enum):
     FOREIGN = "foreign"
 
 
-def inspect(path: Path) -> tuple[Mark, Message | None]:
+def inspect(path: Path, *, with_schema: bool = True) -> tuple[Mark, Message | None]:
     """Whose database is at `path`, found from its files' bytes without writing anything; for
-    a foreign one, which file is not memo's and why, as a sentence."""
-    mark, what = _database_mark(path)
+    a foreign one, which file is not memo's and why, as a sentence. `schema` False: a file
+    with memo's mark is memo's whatever its schema holds (for an opener, which checks the
+    schema on its own connection, from the snapshot it reads: once is enough)."""
+    mark, what = _database_mark(path, with_schema)
     if mark is Mark.FOREIGN:
         return mark, Message("file.left_alone", why=Message("file.is", path=path, what=what))
     if why := _foreign_side_file(path, mark):
@@ -68,16 +70,17 @@ def inspect(path: Path) -> tuple[Mark, Message | None]:
     return mark, None
 
 
-def owned(path: Path) -> Mark:
-    """The mark at `path` when memo may use it (MEMO or NONE); IndexLocationError if not."""
-    mark, why = inspect(path)
+def owned(path: Path, *, with_schema: bool = True) -> Mark:
+    """The mark at `path` when memo may use it (MEMO or NONE); IndexLocationError if not.
+    `with_schema`: as for `inspect`."""
+    mark, why = inspect(path, with_schema=with_schema)
     if mark is Mark.FOREIGN:
         assert why is not None
         raise IndexLocationError(why)
     return mark
 
 
-def _database_mark(path: Path) -> tuple[Mark, Message | None]:
+def _database_mark(path: Path, with_schema: bool) -> tuple[Mark, Message | None]:
     """The mark of the database at `path` and, for a foreign one, what it is (a predicate)."""
     try:
         st = os.lstat(path)
@@ -95,7 +98,7 @@ def _database_mark(path: Path) -> tuple[Mark, Message | None]:
     if header and _app_id(header) == schema.APPLICATION_ID:
         # The mark, once in the file, stays: no need for the WAL. But a file that says it
         # is memo's may hold more than memo makes (planted triggers, views, tables).
-        return _schema_mark(path)
+        return _schema_mark(path) if with_schema else (Mark.MEMO, None)
     if header and _app_id(header):
         return Mark.FOREIGN, ANOTHER_PROGRAMS
     committed = _wal_header(path)

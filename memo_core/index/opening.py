@@ -74,7 +74,7 @@ def open_for_writing(path: Path, root: Folder | None = None) -> apsw.Connection:
     file among its side files, a folder memo cannot write (the caller keeps it elsewhere).
     """
     make_private_dir(path.parent, root)
-    mark = owned(path)
+    mark = owned(path, with_schema=False)  # `_check_owner` reads the schema it opens
     if mark is Mark.NONE:
         make_private_file(path, root)
     # Two processes making the index at once: SQLite says busy without waiting where one
@@ -107,7 +107,7 @@ def open_for_reading(path: Path, root: Folder | None = None) -> apsw.Connection 
     writes the database or its WAL, never checkpoints, never deletes a file (SQLite's shared
     memory, -shm, is kept up to date by it as by every reader of a WAL). `root`: as for
     `open_for_writing`."""
-    if owned(path) is Mark.NONE:
+    if owned(path, with_schema=False) is Mark.NONE:  # `_check_owner` reads the schema
         return None
     with _opening(path):
         db = _open_sqlite(path, apsw.SQLITE_OPEN_READONLY, root=root)
@@ -146,7 +146,7 @@ def open_without_writing(path: Path, root: Folder | None = None) -> apsw.Connect
     """memo's index at `path` for reading, as `look` reads it (immutable, or through a
     read-only -shm): for a search on a file system with no room left, where a reader cannot
     extend the -shm it needs. None: no index there. No retry: nothing can write there now."""
-    if owned(path) is Mark.NONE:
+    if owned(path, with_schema=False) is Mark.NONE:  # `_check_owner` reads the schema
         return None
     wal, shm, _ = side_files(path)
     with _opening(path):
@@ -171,7 +171,7 @@ class _MovedOn(Exception):
 
 
 def _look_once(path: Path, read: Callable[[apsw.Connection | None], T], root: Folder | None) -> T:
-    if owned(path) is Mark.NONE:
+    if owned(path, with_schema=False) is Mark.NONE:  # `_check_owner` reads the schema
         return read(None)
     wal, shm, _ = side_files(path)
     with _opening(path):
