@@ -31,6 +31,7 @@ from memo_core import Engine, ModelSource, load_model_dir
 from memo_core.errors import ModelInstallError
 from memo_core.model.install import CONFIG_NAME, install_model, is_installed
 from memo_core.model.q4bin import load_q4bin, read_q4bin
+from memo_core.model.unigram import UnigramTokenizer
 
 
 @pytest.fixture(scope="module")
@@ -141,7 +142,8 @@ def test_installed_model_embeds_like_the_reference(tiny_installed: Path, tiny_bi
         to_float = (got * ref_embed(m, texts, query=query)).sum(axis=1)
         assert to_int8.min() > 0.9997 and to_float.min() > 0.999, (to_int8, to_float)
         assert to_int8.mean() > to_float.mean()  # the twin, not only near the float model
-    assert len(e._tok.encode("passage: " + long)) > 2 * 22  # really three windows
+    tok = UnigramTokenizer.load(tiny_installed / "tokenizer.unigram")  # the model's own
+    assert len(tok.encode("passage: " + long)) > 2 * 22  # really three windows
     # A text gets the same vector alone and among others (a run holds one text's windows).
     alone = e.embed([long])[0]
     assert np.array_equal(alone, e.embed(texts)[3])

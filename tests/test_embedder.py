@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +30,7 @@ from memo_core.model.onnx_embedder import (
     FEW_PASSAGES,
     LEAN_BATCH_CHARS,
     OnnxEmbedder,
+    Sessions,
     load_model_dir,
 )
 
@@ -300,16 +303,17 @@ def test_a_search_loads_the_model_once_and_indexing_gets_a_session_of_its_own(
     tiny_model_dir: Path,
 ) -> None:
     e = load_model_dir(tiny_model_dir)
-    first = e._session
+    first = e.sessions
+    assert first == Sessions(queries=0, indexing=None, runs_at_once=1, loaded=1)
     texts = ["restic backup", "кошка и собака"]
     # A query and a few passages (a one-shot search's refresh): on the one session loaded.
     as_queries = e.embed(texts, query=True)
     few = e.embed(texts)
-    assert e._session is first and e._passages is None
+    assert e.sessions == first
     # Indexing in earnest: passages get a session of their own (it spins), the query's
     # stays (a query used it); the vectors are the same on either.
     many = e.embed(["cabbage bowl"] * FEW_PASSAGES + texts)
-    assert e._passages is not None and e._session is first
+    assert e.sessions == Sessions(queries=0, indexing=0, runs_at_once=1, loaded=2)
     np.testing.assert_allclose(many[-2:], few, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(as_queries, e.embed(texts, query=True), rtol=1e-5, atol=1e-6)
 
@@ -322,11 +326,12 @@ def test_a_lean_model_indexes_on_the_queries_session_in_small_batches(
     with batches of 2,000 characters)."""
     e = load_model_dir(tiny_model_dir, lean=True)
     assert e.max_batch_chars == LEAN_BATCH_CHARS < load_model_dir(tiny_model_dir).max_batch_chars
-    first = e._session
+    first = e.sessions
+    assert first == Sessions(queries=0, indexing=None, runs_at_once=1, loaded=1)
     texts = ["restic backup", "кошка и собака"]
     as_queries = e.embed(texts, query=True)
     many = e.embed(["cabbage bowl"] * (FEW_PASSAGES + 1) + texts)
-    assert e._session is first and e._passages is None and e._workers is None
+    assert e.sessions == first
     both = load_model_dir(tiny_model_dir)  # the same vectors as on two sessions
     np.testing.assert_allclose(many, both.embed(["cabbage bowl"] * (FEW_PASSAGES + 1) + texts),
                                rtol=1e-5, atol=1e-6)  # fmt: skip
@@ -339,19 +344,17 @@ def test_indexing_runs_texts_two_at_once_only_where_none_is_padded(
     """A model never padded (e5's: a run per text) indexes two texts at once, each run on
     half the cores, with the vectors of one at a time; a padded model (a batch a run) and
     a text graph keep one run at a time on every core (half of them halved its speed)."""
-    from memo_core.model import onnx_embedder
-
-    monkeypatch.setattr(onnx_embedder, "_cores", lambda: 4)
+    _cores(monkeypatch, 4)
     texts = [f"the server back up {'при вет ' * i}" for i in range(40)]
     e5 = load_model_dir(tiny_e5_installed)
     alone = np.stack([e5.embed([t])[0] for t in texts])
     e5.embed(["the note"] * (FEW_PASSAGES + 1))  # indexing's session from here on
-    assert e5._workers is not None and e5._passages.get_session_options().intra_op_num_threads == 2
+    assert e5.sessions.runs_at_once == 2 and e5.sessions.indexing == 2  # threads a run
     np.testing.assert_allclose(e5.embed(texts), alone, rtol=1e-5, atol=1e-6)
     padded = load_model_dir(tiny_model_dir)
     padded.embed(["cabbage bowl"] * (FEW_PASSAGES + 1))
-    assert padded._workers is None
-    assert padded._passages.get_session_options().intra_op_num_threads == 0  # every core
+    assert padded.sessions.runs_at_once == 1
+    assert padded.sessions.indexing == 0  # every core
 
 
 @pytest.mark.parametrize("cores", [1, 2])
@@ -360,25 +363,38 @@ def test_a_model_never_padded_on_few_cores_serves_queries_and_indexing_on_one_se
 ) -> None:
     """On 2 cores each of e5's runs has one thread whichever session it is on: a second
     session would only hold the model twice (memo-mcp indexing 300 pages: 435 MB peak)."""
-    from memo_core.model import onnx_embedder
-
-    monkeypatch.setattr(onnx_embedder, "_cores", lambda: cores)
+    _cores(monkeypatch, cores)
     texts = [f"the server back up {'при вет ' * i}" for i in range(12)]
     e5 = load_model_dir(tiny_e5_installed)
     query = e5.embed(["restic backup"], query=True)
     alone = np.stack([e5.embed([t])[0] for t in texts])
     e5.embed(["the note"] * (FEW_PASSAGES + 1))
-    assert e5._passages is None
-    assert e5._session.get_session_options().intra_op_num_threads == 1
-    assert (e5._workers is not None) == (cores == 2)  # two texts at once where two cores are
+    assert e5.sessions == Sessions(queries=1, indexing=None, runs_at_once=cores, loaded=1)
+    # (two texts at once where two cores are)
     np.testing.assert_allclose(e5.embed(texts), alone, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(e5.embed(["restic backup"], query=True), query, atol=1e-6)
 
 
-def test_a_model_for_indexing_loads_on_the_calling_thread(tiny_model_dir: Path) -> None:
-    assert load_model_dir(tiny_model_dir)._loading is None
-    assert ModelSource(model_dir=tiny_model_dir).get()._loading is None  # type: ignore[attr-defined]
-    assert ModelSource(model_dir=tiny_model_dir).get(ready=False)._loading is not None  # type: ignore[attr-defined]
+def test_a_model_for_indexing_loads_on_the_calling_thread(
+    tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import onnxruntime
+
+    made_on: list[threading.Thread] = []  # the thread each onnxruntime session is made on
+    real = onnxruntime.InferenceSession
+
+    def session(*args: object, **kwargs: object) -> object:
+        made_on.append(threading.current_thread())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(onnxruntime, "InferenceSession", session)
+    here = threading.current_thread()
+    load_model_dir(tiny_model_dir)
+    assert made_on == [here]
+    ModelSource(model_dir=tiny_model_dir).get()
+    assert made_on == [here, here]
+    ModelSource(model_dir=tiny_model_dir).get(ready=False).ready()  # a search's: on its own
+    assert len(made_on) == 3 and made_on[2] is not here
 
 
 def test_indexing_alone_holds_one_session(tiny_model_dir: Path) -> None:
@@ -387,21 +403,28 @@ def test_indexing_alone_holds_one_session(tiny_model_dir: Path) -> None:
     before = e.embed(texts, query=True)
     e = load_model_dir(tiny_model_dir)
     e.embed(["cabbage bowl"] * (FEW_PASSAGES + 1))
-    assert e._passages is not None and e._session is None  # no query used the first
+    # No query used the first: it went before indexing's was loaded.
+    assert e.sessions == Sessions(queries=None, indexing=0, runs_at_once=1, loaded=2)
     np.testing.assert_allclose(e.embed(texts, query=True), before, rtol=1e-5, atol=1e-6)
-    assert e._session is not None  # loaded again by the query
+    assert e.sessions.queries is not None and e.sessions.loaded == 3  # loaded again by it
 
 
 def test_a_server_that_indexed_holds_one_session_again(tiny_model_dir: Path) -> None:
     e = load_model_dir(tiny_model_dir)
     query = e.embed(["restic backup"], query=True)
     e.embed(["cabbage bowl"] * (FEW_PASSAGES + 1))
-    assert e._passages is not None
+    assert e.sessions.indexing is not None
     e.rest()  # indexing is done: its session goes, the queries' stays
-    assert e._passages is None and e._session is not None
+    rested = e.sessions
+    assert rested.indexing is None and rested.queries is not None
     np.testing.assert_allclose(e.embed(["restic backup"], query=True), query, atol=1e-6)
     e.embed(["cabbage bowl"] * 3)  # a few passages later: on the queries' session
-    assert e._passages is None
+    assert e.sessions == rested
+
+
+def _cores(monkeypatch: pytest.MonkeyPatch, cores: int) -> None:
+    """As on a machine where this process may run on `cores` cores (what the OS says)."""
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(cores)))
 
 
 def test_a_start_reuses_the_model_digest_until_a_file_is_rewritten(tmp_path: Path) -> None:

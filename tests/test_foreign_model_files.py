@@ -187,7 +187,7 @@ def test_onnxruntime_opens_the_graph_memo_checked_not_what_its_name_leads_to_lat
     onnx.unlink()
     os.mkfifo(onnx)  # the indexing session is loaded after this, from the same descriptor
     got = within(e.embed, ["cabbage bowl"] * (FEW_PASSAGES + 1))
-    assert e._passages is not None  # type: ignore[attr-defined]
+    assert e.sessions.indexing is not None
     np.testing.assert_allclose(got, np.repeat(want, FEW_PASSAGES + 1, axis=0), atol=1e-6)
 
 

@@ -18,6 +18,7 @@ import re
 import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any, NoReturn
@@ -59,6 +60,21 @@ LEAN_BATCH_CHARS = 2000
 # half the cores: on 2 cores 8-12 % more than one run at a time on both (e5-small).
 INDEXING_WORKERS = 2
 _SHA256 = re.compile("[0-9a-f]{64}")
+
+
+@dataclass(frozen=True)
+class Sessions:
+    """The onnxruntime sessions an `OnnxEmbedder` holds now: each holds the model once.
+
+    `queries`, `indexing`: the queries' session (which embeds a few passages too) and
+    indexing's own, each as onnxruntime's threads for one run (0: one a core), or None
+    where it is not loaded. `runs_at_once`: the texts indexing runs at once (1: one run at
+    a time). `loaded`: the sessions loaded in the embedder's life, the first included."""
+
+    queries: int | None
+    indexing: int | None
+    runs_at_once: int
+    loaded: int
 
 
 def load_model_dir(path: str | Path, *, ready: bool = True, lean: bool = False) -> OnnxEmbedder:
@@ -146,6 +162,8 @@ class OnnxEmbedder(Embedder):
         self._session: Any = None  # the queries' session (and a few passages')
         self._passages: Any = None
         self._workers: ThreadPoolExecutor | None = None  # indexing's runs, a few at a time
+        self._runs_at_once = 1  # the threads of `_workers`, once made
+        self._loads = 0  # sessions loaded so far
         self._few = 0  # passages embedded on the first session so far
         self._queried = False  # whether a query was embedded on it
         self._load_lock = threading.Lock()
@@ -313,6 +331,7 @@ class OnnxEmbedder(Embedder):
         core)."""
         import onnxruntime as ort
 
+        self._loads += 1
         so = ort.SessionOptions()
         so.intra_op_num_threads = threads
         if not spinning:
@@ -390,6 +409,21 @@ class OnnxEmbedder(Embedder):
         h.update(json.dumps(neutral, sort_keys=True).encode())
         return h.hexdigest()
 
+    @property
+    def sessions(self) -> Sessions:
+        """The sessions held now (see `Sessions`): a look from outside, changing nothing."""
+
+        def threads(session: Any) -> int | None:
+            return None if session is None else session.get_session_options().intra_op_num_threads
+
+        with self._load_lock:
+            return Sessions(
+                queries=threads(self._session),
+                indexing=threads(self._passages),
+                runs_at_once=self._runs_at_once,
+                loaded=self._loads,
+            )
+
     # -- running -------------------------------------------------------------------------
     def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
         self.ready()
@@ -452,6 +486,7 @@ class OnnxEmbedder(Embedder):
         workers = min(INDEXING_WORKERS, _cores())
         if workers > 1 and self._workers is None:
             self._workers = ThreadPoolExecutor(workers, thread_name_prefix="memo-embed")
+            self._runs_at_once = workers
         return self._workers
 
     def rest(self) -> None:
