@@ -10,25 +10,25 @@ from pathlib import Path
 
 import pytest
 from conftest import many_notes
+from test_cli_reference import cli_reference
 
-from memo_cli.main import build_parser, main
+from memo_cli.main import main
 from memo_cli.progress import ProgressBar
 from memo_core import Progress
 
-
-def _subparsers(parser):
-    for action in parser._actions:
-        if action.__class__.__name__ == "_SubParsersAction":
-            yield from action.choices.items()
-
-
-def _all_commands(parser, prefix=()):
-    for name, sub in _subparsers(parser):
-        yield (*prefix, name), sub
-        yield from _all_commands(sub, (*prefix, name))
+# Every memo command below `memo` itself, by its words after "memo": ("model", "install").
+COMMANDS = {
+    tuple(line.split()[1:]): parser
+    for line, parser in cli_reference.parsers().items()
+    if line.startswith("memo ")
+}
 
 
-@pytest.mark.parametrize("cmd", [c for c, _ in _all_commands(build_parser())], ids=" ".join)
+def test_the_commands_are_found() -> None:
+    assert {("search",), ("index",), ("model",), ("model", "install")} <= set(COMMANDS)
+
+
+@pytest.mark.parametrize("cmd", list(COMMANDS), ids=" ".join)
 def test_every_command_has_help(cmd: tuple[str, ...], capsys) -> None:
     with pytest.raises(SystemExit) as e:
         main([*cmd, "--help"])
@@ -122,9 +122,8 @@ def test_usage_errors_exit_2_as_the_cli_reference_says(args: list[str], capsys) 
 def test_mode_choices_come_from_the_engine() -> None:
     from memo_core import MODES
 
-    search = dict(_all_commands(build_parser()))[("search",)]
-    [mode] = [a for a in search._actions if "--mode" in a.option_strings]
-    assert tuple(mode.choices) == MODES
+    usage = COMMANDS[("search",)].format_usage()
+    assert f"--mode {{{','.join(MODES)}}}" in usage, usage
 
 
 def _folder_with_empty_notes(root: Path, notes: int, empty: int) -> Path:

@@ -48,13 +48,16 @@ def _listed_options(section: str) -> set[str]:
     return found
 
 
+# An option's line in --help: two spaces, its option strings ("-h, --help", "--port PORT").
+HELP_OPTION = re.compile(r"^  (-\S.*?)(?:  |$)", re.MULTILINE)
+
+
 def _parser_options(parser: argparse.ArgumentParser) -> set[str]:
-    """The option strings of a parser, --help aside (every command has it)."""
-    return {
-        s
-        for a in parser._actions
-        if not isinstance(a, argparse._HelpAction)
-        for s in a.option_strings
+    """The option strings a parser's --help lists, --help aside (every command has it)."""
+    lines = HELP_OPTION.findall(parser.format_help())
+    return {s for line in lines for s in re.findall(r"(?:^|, )(--?[\w-]+)", line)} - {
+        "-h",
+        "--help",
     }
 
 

@@ -186,13 +186,13 @@ def _watch_set(
         change_feed.close()
         one.close()
     entered: set[str] = set()
-    real_enter = walker._Walk.enter
+    real_rules_in = walker.rules_in
 
-    def enter(self, fd: int, rel: str, rules) -> None:
+    def rules_in(rules, fd: int, rel: str, entries):  # each folder the walk lists
         entered.add(rel)
-        real_enter(self, fd, rel, rules)
+        return real_rules_in(rules, fd, rel, entries)
 
-    monkeypatch.setattr(walker._Walk, "enter", enter)
+    monkeypatch.setattr(walker, "rules_in", rules_in)
     two_names = walker.scan(root).two_names
     real = root.resolve()
     linked = {rel for rel in entered if rel and Path(os.path.realpath(root / rel)) != real / rel}
