@@ -81,25 +81,45 @@ def _janitors() -> set[threading.Thread]:
     return {t for t in threading.enumerate() if t.name == "memo-idle"}
 
 
-def test_closing_an_engine_ends_its_janitor(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_closing_an_engine_ends_its_janitor(tmp_path: Path) -> None:
     """The thread that lets go of unused collections ends with the engine's close, also
     when the close comes as a round begins (the round took the close's wake-up for its
     own, and slept on while the close waited its whole timeout)."""
     root = folder(tmp_path / "c", 2)
     began, go_on = threading.Event(), threading.Event()
-    tidied = Engine._tidied
+    real_lock = threading.Lock
 
-    def held_round(self: Engine) -> float | None:  # a round held as it begins
-        began.set()
-        assert go_on.wait(HANG_S)
-        return tidied(self)
+    class HeldAsARoundBegins:
+        """A lock the engine makes: the first one its janitor thread takes (a round begins
+        by taking the engine's lock) is taken only once `go_on` is set."""
 
-    monkeypatch.setattr(Engine, "_tidied", held_round)
+        def __init__(self) -> None:
+            self.lock = real_lock()
+
+        def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+            if threading.current_thread().name == "memo-idle" and not began.is_set():
+                began.set()
+                assert go_on.wait(HANG_S)
+            return self.lock.acquire(blocking, timeout)
+
+        def release(self) -> None:
+            self.lock.release()
+
+        def locked(self) -> bool:
+            return self.lock.locked()
+
+        def __enter__(self) -> bool:
+            return self.acquire()
+
+        def __exit__(self, *exc: object) -> None:
+            self.release()
+
+    models = ModelSource(enabled=False)
     before = _janitors()
-    engine = Engine(models=ModelSource(enabled=False))
-    engine.search(root, "zebra", mode="lex")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(threading, "Lock", HeldAsARoundBegins)  # the locks this engine makes
+        engine = Engine(models=models)
+    engine.search(root, "zebra", mode="lex")  # its janitor starts: the first round is held
     assert began.wait(HANG_S)
     closing = threading.Thread(target=engine.close, kwargs={"timeout": HANG_S})
     closing.start()
