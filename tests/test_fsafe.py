@@ -1,15 +1,19 @@
 """Files below a folder reached through descriptors (`memo_core.files.fsafe`), with the kernel's
-openat2 and with memo's own walk name by name (what systems without openat2 get)."""
+openat2 and with memo's own walk name by name (what systems without openat2 get: where the
+kernel has it, those tests run again in a process whose kernel calls refuse it)."""
 
 from __future__ import annotations
 
 import errno
 import os
+import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import write_notes
+from conftest import REPO, write_notes
 
 from memo_core.errors import FolderChangedError, PathNotFoundError
 from memo_core.files import fsafe
@@ -18,12 +22,50 @@ from memo_core.files.walker import scan
 
 
 @pytest.fixture(params=["openat2", "by-name"])
-def lookup(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+def lookup(request: pytest.FixtureRequest) -> Iterator[str]:
     if request.param == "openat2" and not fsafe.has_openat2():
         pytest.skip("this kernel has no openat2")
-    if request.param == "by-name":
-        monkeypatch.setattr(fsafe, "_OPENAT2", None)
+    if request.param == "by-name" and fsafe.has_openat2():
+        pytest.skip("run where openat2 is refused: test_lookups_by_name_where_openat2_is_refused")
     yield request.param
+
+
+# A seccomp filter that makes the kernel refuse openat2 (ENOSYS, as on a kernel before 5.6;
+# a container's profile may refuse it so): installed first, before memo is imported.
+REFUSE_OPENAT2 = """
+import ctypes, errno, struct
+program = [
+    (0x20, 0, 0, 0),  # load the system call's number
+    (0x15, 0, 1, 437),  # openat2?
+    (0x06, 0, 0, 0x00050000 | errno.ENOSYS),  # then fail with ENOSYS
+    (0x06, 0, 0, 0x7FFF0000),  # else allow
+]
+code = ctypes.create_string_buffer(b"".join(struct.pack("HBBI", *i) for i in program))
+class Program(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.prctl(38, 1, 0, 0, 0) == 0, "PR_SET_NO_NEW_PRIVS"
+filtered = Program(len(program), ctypes.cast(code, ctypes.c_void_p))
+assert libc.prctl(22, 2, ctypes.byref(filtered), 0, 0) == 0, "PR_SET_SECCOMP"
+"""
+
+
+@pytest.mark.skipif(not fsafe.has_openat2(), reason="the by-name tests ran here")
+def test_lookups_by_name_where_openat2_is_refused() -> None:
+    """This file's by-name tests, in a process whose kernel refuses openat2: memo finds
+    it has none and walks name by name, refusing and following what openat2 would."""
+    run_them = "import sys, pytest; sys.exit(pytest.main(sys.argv[1:]))"
+    args = [__file__, "-q", "-p", "no:cacheprovider", "-n", "0", "-k", "by-name"]
+    out = subprocess.run(
+        [sys.executable, "-c", REFUSE_OPENAT2 + run_them, *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    summary = out.stdout.strip().splitlines()[-1]
+    assert re.fullmatch(r"\d+ passed, \d+ deselected in .*", summary), out.stdout
 
 
 @pytest.fixture
