@@ -7,6 +7,7 @@ a user reads are derived from these (the wording lives in `memo_text.formatting`
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -122,6 +123,9 @@ def whole_number(name: str, value: object, low: int, high: int) -> int:
     return value
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def search_arguments(query: object, k: object, mode: object) -> tuple[int, str]:
     """(k, the query) of a search, once its mode, k and query are known to be good: the
     query cut at MAX_QUERY_CHARS, its lone surrogates made U+FFFD."""
@@ -131,6 +135,6 @@ def search_arguments(query: object, k: object, mode: object) -> tuple[int, str]:
     if not isinstance(query, str) or not query.strip():
         raise InvalidArgumentError("search.empty_query")
     # Lone surrogates (bytes a terminal's argv could not decode, "\\udcff" in JSON) are
-    # not text: each becomes U+FFFD, so the words and the model see valid text.
-    query = query[:MAX_QUERY_CHARS].encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    # not text: each becomes one U+FFFD, so the words and the model see valid text.
+    query = _LONE_SURROGATE.sub("\ufffd", query[:MAX_QUERY_CHARS])
     return k, query
