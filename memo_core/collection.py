@@ -94,7 +94,8 @@ class Collection:
         self._rebuilding = False
         self._job: RefreshJob | None = None  # the background refresh, if one was started
         self._job_lock = threading.Lock()
-        self._stop = threading.Event()  # set: refreshes end after the batch under way
+        self._stop = threading.Event()  # set: the refresh under way ends after its batch
+        self._close_asked = False  # a close set `_stop`: every refresh ends until it closed
         # A close that found a refresher at work: the refresher closes when it lets go of
         # the refresh lock (both decided under `_close_lock`, so neither misses the other).
         self._close_lock = threading.Lock()
@@ -111,6 +112,7 @@ class Collection:
         whether it is closed now. Else the refresher still at work (on a daemon thread, or
         a caller's) closes the index itself when it ends."""
         deadline = time.monotonic() + timeout
+        self._close_asked = True
         self._stop.set()
         job = self._job
         if job is not None and timeout > 0:
@@ -158,6 +160,7 @@ class Collection:
         self._close_reader()
         self._freshness.close()
         self._closing = False
+        self._close_asked = False
         self._stop.clear()
 
     def _close_reader(self) -> None:
@@ -183,6 +186,8 @@ class Collection:
             try:
                 if self._closing:
                     self._close_held()
+                elif not self._close_asked:
+                    self._stop.clear()  # a stop ends the refresh it found, not the next one
             finally:
                 self._refresh_lock.release()
 

@@ -283,11 +283,6 @@ def test_a_stopped_refresh_is_taken_up_after_close(tmp_path: Path, tiny_embedder
         c.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Collection.stop asks 'a refresh under way' to end, but its flag stays set until "
-    "close(): every refresh started later on the same object stops at once, doing nothing",
-)
 def test_a_refresh_after_a_stopped_one_goes_on(tmp_path: Path, tiny_embedder: Embedder) -> None:
     c = stopped_half_way(tmp_path, tiny_embedder)
     try:
