@@ -249,13 +249,6 @@ def test_explain_says_why_each_ranks_there(
             assert h.score == pytest.approx(why.vec)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="search.candidates returns before reading the word statistics of a collection "
-    "with nothing in scope, so the other collections' word scores are scaled over fewer "
-    "chunks: a passage scores differently in a scoped search than in any other, which "
-    "candidates' own comment promises it does not",
-)
 def test_a_passage_scores_the_same_in_a_scoped_search(tmp_path: Path) -> None:
     # "cat": in 1 of a's 3 passages and 1 of b's 4, so its IDF over both (7 passages, 2
     # with it) differs from b's own, and b's word scores are scaled in a search of both.
