@@ -1,6 +1,6 @@
 """Layering rules, checked on the source: the tree shows the data flow, files -> text ->
-index -> search -> collection -> engine -> front door, and the engine knows nothing of MCP or
-the command line."""
+index -> collection -> search -> engine -> front door, and the engine knows nothing of MCP or
+the command line; and each module's tests are found by its name."""
 
 from __future__ import annotations
 
@@ -266,3 +266,32 @@ def test_the_front_doors_lazy_names_are_the_ones_type_checkers_see() -> None:
     assert set(json.loads(out.stdout)) == set(typed)
     for name, module in typed.items():
         assert getattr(memo_core, name) is getattr(importlib.import_module(module), name), name
+
+
+# Modules whose behaviour has its own test file, by the module's name:
+# `memo_core/index/opening.py` -> `tests/memo_core/index/test_opening.py` (or, for modules
+# tested before the tree was mirrored, `tests/test_opening.py`). At least this share.
+OWN_TESTS_SHARE = 0.9
+
+
+def _modules_with_behaviour() -> list[Path]:
+    """The product's modules that define a function or a class (not a front door)."""
+    found = []
+    for package in ("memo_core", "memo_text", "memo_cli", "memo_mcp"):
+        for path in sorted((REPO / package).rglob("*.py")):
+            if path.name == "__init__.py":
+                continue
+            body = ast.parse(path.read_text(encoding="utf-8")).body
+            if any(
+                isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) for n in body
+            ):
+                found.append(path)
+    return found
+
+
+def test_most_modules_have_a_test_file_found_by_their_name() -> None:
+    modules = _modules_with_behaviour()
+    tests = {p.stem for p in (REPO / "tests").rglob("test_*.py")}
+    missing = [str(p.relative_to(REPO)) for p in modules if f"test_{p.stem}" not in tests]
+    share = 1 - len(missing) / len(modules)
+    assert share >= OWN_TESTS_SHARE, f"{share:.0%} have a test file; none for: {missing}"
