@@ -15,7 +15,7 @@ class MemoError(Exception):
 
     `MemoError("path.missing", path=...)`: the catalogue's text `path.missing` with its
     parameters; or `MemoError(message)`: a Message made before (another error's, passed on).
-    A sentence that is no key is kept as it is, in every language (tests/test_catalogue.py
+    A sentence that is no key is kept as it is, in every language (tests/stories/test_catalogue.py
     finds any such raise: its text belongs in the catalogue).
     """
 

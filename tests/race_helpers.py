@@ -1,4 +1,4 @@
-"""Helpers for the race tests (tests/test_races.py): swapping two paths again and again with
+"""Helpers for the race tests (tests/stories/test_races.py): swapping two paths again and again with
 renameat2(RENAME_EXCHANGE), hashing a folder tree, and counting what each attempt gave.
 
 The swap is atomic (both names always exist, each naming one of the two things), so a

@@ -5,9 +5,9 @@ Public:
   whose vectors mean something: each word has a fixed random vector and a text is the mean of
   its words, so texts that share words are closer than texts that do not. Words outside the
   vocabulary (`DEFAULT_WORDS` + `words`) embed to zero; pass the words of your notes.
-- Lower-level builders used by tests/test_embedder.py: `build_vocab`, `make_tokenizer`,
-  `token_table`, `bert_graph`, `siglip_graph`, `write_model_dir`, and numpy references
-  `ref_bert` / `ref_siglip` that compute what the graphs compute.
+- Lower-level builders used by tests/memo_core/model/test_embedder.py: `build_vocab`,
+  `make_tokenizer`, `token_table`, `bert_graph`, `siglip_graph`, `write_model_dir`, and numpy
+  references `ref_bert` / `ref_siglip` that compute what the graphs compute.
 """
 
 from __future__ import annotations

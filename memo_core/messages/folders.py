@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 TEXTS: dict[str, tuple[str, str]] = {
-    # A sentence raised as it is, not yet in the catalogue (tests/test_catalogue.py finds it).
+    # A sentence raised as it is, not yet in the catalogue (tests/stories/test_catalogue.py
+    # finds it).
     "as_given": ("{text}", "{text}"),
     # -- paths the user gave -------------------------------------------------------------
     "path.empty": (

@@ -19,8 +19,8 @@ about 280 MB resident for e5-small. This is the same pipeline as the tokenizer.j
 
 The file (`write`; `UnigramTokenizer.load`, or `from_bytes` of its bytes) holds the pieces,
 their scores, the special ids and the normaliser's map; every length is checked on reading,
-so a damaged file is a clear `ValueError`, never a wrong tokenizer. tests/test_unigram.py
-holds it to `tokenizers`' ids.
+so a damaged file is a clear `ValueError`, never a wrong tokenizer.
+tests/memo_core/model/test_unigram.py holds it to `tokenizers`' ids.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ the notes of a collection, and which arguments complete at all.
 `matching` and `sendable` are pure; `note_paths` runs on a real Engine (the tiny model) over
 a tiny folder; the registered handler is asked through the SDK's in-process client only for
 what the module decides (which references and arguments complete): the full flows are
-tests/test_mcp_resources.py's.
+tests/stories/test_mcp_resources.py's.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ they are not served, and accept failures said once per interval.
 
 The protocol runs in a real uvicorn server on a thread of this process, around a tiny ASGI
 app (not memo's), spoken to over raw sockets; the limits are the ones a test gives
-`Connections`. memo-mcp itself under slow clients is tests/test_server_abuse.py's.
+`Connections`. memo-mcp itself under slow clients is tests/stories/test_server_abuse.py's.
 """
 
 from __future__ import annotations

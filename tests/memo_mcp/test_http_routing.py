@@ -3,7 +3,8 @@ any app sees them, and the book of sessions that bounds them.
 
 `McpRouter` is driven as uvicorn drives it (an ASGI scope, `receive`, `send`) around three
 small Starlette apps that say which of them answered and what they were given: the routing
-decisions are the router's own. The SDK's real apps behind it are tests/test_http_plain.py's.
+decisions are the router's own. The SDK's real apps behind it are
+tests/stories/test_http_plain.py's.
 """
 
 from __future__ import annotations

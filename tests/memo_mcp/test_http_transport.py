@@ -2,7 +2,8 @@
 bearer token guard, `/health`, and the sockets bound before "serving" is said.
 
 Each function is called directly and the ASGI parts are driven as uvicorn drives them;
-the real `memo-mcp --http` is tests/test_mcp_http.py's and tests/test_http_edges.py's.
+the real `memo-mcp --http` is tests/stories/test_mcp_http.py's and
+tests/stories/test_http_edges.py's.
 """
 
 from __future__ import annotations

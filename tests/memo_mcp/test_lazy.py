@@ -2,7 +2,7 @@
 stderr and the calls listening; a close that waits a bounded time.
 
 A real Engine throughout (a tiny folder, the tiny model) except where a close must hang:
-no real index can be made to hang on demand without a dead drive (tests/test_mcp_safety.py
+no real index can be made to hang on demand without a dead drive (tests/stories/test_mcp_safety.py
 has that, over the wire), so there the engine given is a stand-in whose close blocks.
 """
 

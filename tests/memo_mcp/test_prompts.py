@@ -2,7 +2,7 @@
 to the roots and made absolute, errors in the reader's language.
 
 The functions are called directly (`notes_folder` in real `Places`); one in-process client
-checks what the registration adds. tests/test_mcp_prompts.py drives the whole server.
+checks what the registration adds. tests/stories/test_mcp_prompts.py drives the whole server.
 """
 
 from __future__ import annotations

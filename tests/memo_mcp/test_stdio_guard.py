@@ -3,7 +3,7 @@ the messages its writer could not encode, escaped; the client's pipe claimed.
 
 The judging functions (`check_line`, `check_body`, `sendable`) and the wrappers
 (`GuardedStdin`, `SendableWrites`, `claimed_stdin`) are driven directly: the real server
-over its pipe is tests/test_mcp_wire.py's and tests/test_http_edges.py's.
+over its pipe is tests/stories/test_mcp_wire.py's and tests/stories/test_http_edges.py's.
 """
 
 from __future__ import annotations

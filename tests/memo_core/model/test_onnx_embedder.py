@@ -1,5 +1,6 @@
 """memo_core.model.onnx_embedder: a model directory's settings checked and run by
-onnxruntime (the tiny models of tests/tinymodels.py; more in tests/test_embedder.py)."""
+onnxruntime (the tiny models of tests/tinymodels.py; more in
+tests/memo_core/model/test_embedder.py)."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from tinymodels import make_tiny_model_dir
 
-BENCH = Path(__file__).resolve().parent.parent / "bench"
+BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 TOPICS = [
     ("Backup", "configure backup restore server disk"),
@@ -587,7 +587,9 @@ def test_http_sessions_smoke() -> None:
 # -- every script has its test and its row -------------------------------------------------------
 
 # Run by a test elsewhere: needs gcc, the registry and ../shared/data (a slow test).
-RUN_ELSEWHERE = {"model_parity": "tests/test_e5_real.py::test_parity_with_the_reference_engine"}
+RUN_ELSEWHERE = {
+    "model_parity": "tests/stories/test_e5_real.py::test_parity_with_the_reference_engine"
+}
 
 
 def test_every_bench_script_is_run_by_a_test_and_listed() -> None:

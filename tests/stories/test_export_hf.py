@@ -18,7 +18,7 @@ from memo_core.model.onnx_embedder import load_model_dir  # noqa: E402
 
 pytestmark = pytest.mark.torch
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TEXTS = ["how to configure backup", "linux server", "the cat and the dog in the rain", "x"]
 
 

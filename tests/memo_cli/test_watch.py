@@ -59,7 +59,7 @@ def test_watch_indexes_saved_notes_and_stops_cleanly(notes: Path, tiny_model_dir
             assert hit.relpath == "weather.md"
         (notes / "pets.md").unlink()
         assert "удалённых 1" in _next(lines)
-        proc.send_signal(signal.SIGTERM)  # Ctrl-C: 130, tests/test_cli_exits.py
+        proc.send_signal(signal.SIGTERM)  # Ctrl-C: 130, tests/stories/test_cli_exits.py
         assert proc.wait(timeout=10) == 0
         assert _next(lines, 5) == "остановлено"
     finally:

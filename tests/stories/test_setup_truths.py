@@ -17,7 +17,7 @@ import pytest
 
 from memo_core._version import __version__
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SMOKE = REPO / "scripts" / "inspector-smoke.sh"
 # What a wheel is built from; a copy, because the build must be seen to add nothing to it.
 SOURCES = ("pyproject.toml", "README.md", "memo_core", "memo_cli", "memo_mcp")

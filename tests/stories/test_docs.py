@@ -1,9 +1,9 @@
 """The documentation tells the truth about the code and holds together: the server pages
 list every option of `memo-mcp` (docs/cli.md holds every command's whole `--help`:
-tests/test_cli_reference.py); the README stays a short front page that says first what a
+tests/stories/test_cli_reference.py); the README stays a short front page that says first what a
 newcomer needs; the docs cite no issue numbers and no spec (a reason is said where it
 applies); every relative link leads to a file and every link to a section to its heading;
-the layer order stated in docs/layout.md is the one tests/test_architecture.py enforces."""
+the layer order stated in docs/layout.md is the one tests/stories/test_architecture.py enforces."""
 
 from __future__ import annotations
 

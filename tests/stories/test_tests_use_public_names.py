@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 PRODUCT = ("memo_core", "memo_text", "memo_cli", "memo_mcp")
 # Calls whose second argument names an attribute: setattr(x, "_y"), monkeypatch.setattr(x,
 # "_y", v), patch.object(x, "_y").

@@ -117,7 +117,7 @@ def test_a_missing_argument_shows_the_usage(argv: list[str]) -> None:
 
 @pytest.mark.parametrize("k", [1, MAX_K])
 def test_k_takes_the_limits_memo_mcp_takes(notes: Path, k: int) -> None:
-    """1..MAX_K, as memo_search's schema (tests/test_mcp_wire.py): no clamp either side."""
+    """1..MAX_K, as memo_search's schema (tests/stories/test_mcp_wire.py): no clamp either side."""
     r = _memo("search", str(notes), "restic", "--mode", "lex", "-k", str(k))
     assert r.returncode == 0, r.stderr
     assert "backup.md" in r.stdout

@@ -107,7 +107,7 @@ def test_errors_are_one_line_on_stderr_with_exit_1(notes, tmp_path, args, messag
 
 @pytest.mark.parametrize(
     "args",
-    [[], ["search"], ["search", "."]],  # a bad value: tests/test_cli_exits.py
+    [[], ["search"], ["search", "."]],  # a bad value: tests/stories/test_cli_exits.py
     ids=str,
 )
 def test_usage_errors_exit_2_as_the_cli_reference_says(args: list[str], capsys) -> None:
@@ -115,7 +115,7 @@ def test_usage_errors_exit_2_as_the_cli_reference_says(args: list[str], capsys) 
         main(args)
     assert e.value.code == 2
     assert capsys.readouterr().err.startswith("usage: memo")
-    cli_md = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
+    cli_md = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
     assert "2 for a usage error" in cli_md.read_text(encoding="utf-8")
 
 

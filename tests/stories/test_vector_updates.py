@@ -124,7 +124,7 @@ def test_a_writer_in_another_process(tmp_path: Path) -> None:
     cache, rng = VectorCache(), np.random.default_rng(3)
     code = (
         "import sys\n"
-        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        f"sys.path[:0] = [{str(Path(__file__).parent)!r}, {str(Path(__file__).parents[1])!r}]\n"
         "from test_vector_updates import Writer\n"
         "from memo_core.index.store import Store\n"
         "w = Writer(Store.create(__import__('pathlib').Path(sys.argv[1])), int(sys.argv[2]))\n"
