@@ -39,14 +39,13 @@ from memo_core import (
     chosen_source,
     for_terminal,
     install_command,
-    leave,
     model_dirs_of,
     parts_of,
-    raise_descriptor_limit,
     refresh_budget,
     settings,
     shown,
 )
+from memo_core.process import leave, raise_descriptor_limit
 from memo_text import (
     DEFAULT_MAX_CHARS,
     MAX_CHARS_RANGE,

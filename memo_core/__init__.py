@@ -40,14 +40,11 @@ from memo_core.errors import (
 )
 from memo_core.files.confine import allowed_roots, confine
 from memo_core.files.discovery import resolve_path
-from memo_core.files.fsafe import descriptor_limit, raise_descriptor_limit
-from memo_core.files.mounts import MOUNTINFO, Mount, holding, read_mountinfo
 from memo_core.files.notes import AROUND_LINES, NOTE_LIMIT, NoteLines, NoteText
 from memo_core.files.walker import find_indexes, relevant_change
 from memo_core.messages import TEXTS as ENGINE_TEXTS
 from memo_core.messages import Message, error_text, os_reason
 from memo_core.results import ChangeReport, CollectionStatus, Explain, Hit, SearchResults
-from memo_core.shutdown import leave
 from memo_core.text.escapes import for_terminal, shown
 from memo_core.values import (
     CUT,

@@ -30,7 +30,7 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from memo_core import descriptor_limit
+from memo_core.process import descriptor_limit
 
 log = logging.getLogger("memo_mcp")
 

@@ -34,7 +34,8 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 
-from memo_core import MOUNTINFO, Mount, confine, holding, read_mountinfo
+from memo_core import confine
+from memo_core.process import MOUNTINFO, Mount, holding, read_mountinfo
 
 # Threads for engine calls: in all, per file system and per folder (a reindex, a search and
 # a status of one folder at once). One file system takes at most half of them, so when it
@@ -44,7 +45,7 @@ WORKERS = 8
 DEVICE_WORKERS = 4
 FOLDER_WORKERS = 3
 
-# The mount table (`memo_core.read_mountinfo`) takes no time worth a thread to read; it is
+# The mount table (`memo_core.process.read_mountinfo`) takes no time worth a thread to read; it is
 # read again at most every MOUNTS_TTL_S, so a mount made since counts, for that long, with
 # the one it was made on.
 MOUNTS_TTL_S = 5.0

@@ -55,10 +55,9 @@ from memo_core import (
     __version__,
     allowed_roots,
     for_terminal,
-    leave,
-    raise_descriptor_limit,
     settings,
 )
+from memo_core.process import leave, raise_descriptor_limit
 from memo_mcp.completions import register_completions
 from memo_mcp.http_transport import add_http_options, http_config, serve_http
 from memo_mcp.lazy import LazyEngine

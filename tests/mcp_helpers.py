@@ -110,7 +110,7 @@ def hanging(call):
 for name in ("stat", "lstat", "open", "scandir", "listdir"):
     setattr(os, name, hanging(getattr(os, name)))
 
-from memo_core import Mount
+from memo_core.process import Mount
 from memo_mcp import places
 mounted = places.read_mountinfo
 places.read_mountinfo = lambda source: mounted(source) | {stuck: Mount("dead:0", "fuse.sshfs")}

@@ -320,7 +320,7 @@ def test_an_entry_point_raises_the_soft_limit_to_the_hard_one() -> None:
         pytest.skip("needs a finite hard limit of at least 256")
     code = """
     import resource
-    from memo_core import raise_descriptor_limit
+    from memo_core.process import raise_descriptor_limit
     raise_descriptor_limit()
     print(resource.getrlimit(resource.RLIMIT_NOFILE)[0])
     """
