@@ -127,7 +127,12 @@ class GuardedH11Protocol(H11Protocol):
 
     def timed_out(self) -> None:
         """Close the connection; a client still owed an answer gets 408."""
-        if self.cycle is None or not self.cycle.response_started:
+        # uvicorn makes a request's cycle only once its headers are whole: until then
+        # `self.cycle` is the previous request's, already answered, and the next request's
+        # bytes so far wait in h11's buffer. Those bytes tell a request begun (owed a 408)
+        # from a connection idle between two (owed nothing).
+        begun = self._phase == "headers" and bool(self.conn.trailing_data[0])
+        if self.cycle is None or not self.cycle.response_started or begun:
             self.transport.write(self.connections_shared.timed_out)
         self._close()
 

@@ -266,12 +266,6 @@ def test_a_body_cut_short_on_a_kept_alive_connection_gets_408(quick: Served) -> 
         assert rest(s) == quick.connections.timed_out
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="http_guard: headers of a second request on a kept-alive connection that do not "
-    "arrive in time close it without the 408 the module promises (GuardedH11Protocol."
-    "timed_out judges by the previous request's answer, already sent)",
-)
 def test_headers_cut_short_on_a_kept_alive_connection_get_408(quick: Served) -> None:
     with quick.connect() as s:
         s.sendall(GET)
