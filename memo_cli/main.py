@@ -45,7 +45,7 @@ from memo_core import (
     settings,
     shown,
 )
-from memo_core.process import leave, raise_descriptor_limit
+from memo_core.process import end_process, raise_descriptor_limit
 from memo_text import (
     DEFAULT_MAX_CHARS,
     MAX_CHARS_RANGE,
@@ -54,7 +54,7 @@ from memo_text import (
     changes_data,
     char_budget,
     file_note_text,
-    fitted,
+    fit_to_budget,
     format_changes,
     format_hits,
     format_read,
@@ -96,7 +96,7 @@ def _search(engine: Engine, a: argparse.Namespace) -> None:
         results.notices[:0] = [n for st in engine.status(a.path) for n in st.unfinished()]
     finally:
         bar.done()
-    results = fitted(results, a.max_chars, a.lang)  # the budget as this reader reads it
+    results = fit_to_budget(results, a.max_chars, a.lang)  # the budget as this reader reads it
     if a.json:
         _print_json(search_data(results, lang=a.lang))
     else:
@@ -428,7 +428,7 @@ def _said(run: Callable[[], None], lang: Lang) -> int:
 
 def entry() -> None:
     """Console script `memo`: `main`, then the process ends without finalizing (`leave`)."""
-    leave(main())
+    end_process(main())
 
 
 if __name__ == "__main__":

@@ -334,7 +334,7 @@ class Engine:
         Each hit shows the lines of its passage that best match the query (`Hit.line` to
         `Hit.end_line`). `offset`: skip that many better hits (the next page), and
         `next_offset` says where the next one starts (None: no more hits); the presentation
-        layer fits a page into a reader's budget (`memo_text.fitted`). `scope`
+        layer fits a page into a reader's budget (`memo_text.fit_to_budget`). `scope`
         (`Scope.parse`): rank only the notes in it, chosen among them before the k are
         cut; its `under` read from `path`.
         """
@@ -408,7 +408,7 @@ class Engine:
         embedder: Embedder | None,
         progress: ProgressFn | None,
     ) -> list[Notice]:
-        return refreshing.refreshed(
+        return refreshing.refresh_collections(
             collections,
             embedder,
             progress,

@@ -7,15 +7,15 @@ to give each file system its own threads."""
 from __future__ import annotations
 
 from memo_core.files.fsafe import descriptor_limit, raise_descriptor_limit
-from memo_core.files.mounts import MOUNTINFO, Mount, holding, read_mountinfo
-from memo_core.shutdown import leave
+from memo_core.files.mounts import MOUNTINFO, Mount, mount_of, read_mountinfo
+from memo_core.shutdown import end_process
 
 __all__ = [
     "MOUNTINFO",
     "Mount",
     "descriptor_limit",
-    "holding",
-    "leave",
+    "mount_of",
+    "end_process",
     "raise_descriptor_limit",
     "read_mountinfo",
 ]

@@ -21,7 +21,7 @@ from memo_core.values import Notice, NoticeKind
 T = TypeVar("T")
 
 
-def refreshed(
+def refresh_collections(
     collections: list[Collection],
     embedder: Embedder | None,
     progress: ProgressFn | None,

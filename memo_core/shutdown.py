@@ -8,7 +8,7 @@ import sys
 from typing import NoReturn
 
 
-def leave(code: int) -> NoReturn:
+def end_process(code: int) -> NoReturn:
     """End the process with `code` without the interpreter's finalization.
 
     A refresh stuck in a batch or a model still loading is left on its daemon thread

@@ -28,7 +28,7 @@ from mcp.types import (
 from memo_core import MemoError, confine, shown
 
 from .lazy import LazyEngine
-from .places import Places, Recent, as_written
+from .places import FolderSlots, RecentAnswers, as_written
 from .prompts import PATH_PROMPTS
 from .resources import LISTING, NOTE_TEMPLATE, find_indexed_collections
 
@@ -61,10 +61,10 @@ def note_paths(engines: LazyEngine, collection: str, roots: Sequence[Path]) -> l
 
 
 def register_completions(
-    server: MCPServer, roots: Sequence[Path], engines: LazyEngine, places: Places
+    server: MCPServer, roots: Sequence[Path], engines: LazyEngine, places: FolderSlots
 ) -> None:
     # A list can be long (a folder of 30,000 notes): a few are kept, the most recent.
-    lists: Recent[list[str]] = Recent(places, TTL_S, size=8)
+    lists: RecentAnswers[list[str]] = RecentAnswers(places, TTL_S, size=8)
 
     def folders() -> list[str]:
         return [str(c) for c in find_indexed_collections(roots) if sendable(str(c))]

@@ -15,7 +15,7 @@ drive never keeps the process from exiting.
 The file system a path lies on is found by its name alone (`Mounts`): anything that looks
 at the path itself hangs on a dead mount.
 
-`Recent` keeps answers a few seconds (completions ask once per key typed): one
+`RecentAnswers` keeps answers a few seconds (completions ask once per key typed): one
 computation per key at a time, the rest wait for it, bounded in time.
 """
 
@@ -35,7 +35,7 @@ import anyio.from_thread
 import anyio.lowlevel
 
 from memo_core import confine
-from memo_core.process import MOUNTINFO, Mount, holding, read_mountinfo
+from memo_core.process import MOUNTINFO, Mount, mount_of, read_mountinfo
 
 # Threads for engine calls: in all, per file system and per folder (a reindex, a search and
 # a status of one folder at once). One file system takes at most half of them, so when it
@@ -53,7 +53,7 @@ MOUNTS_TTL_S = 5.0
 T = TypeVar("T")
 
 
-class Job(Generic[T]):
+class SlotCall(Generic[T]):
     """One call: waiting for a place, running on its thread, or done (`value` or `error`)."""
 
     def __init__(self, key: Hashable, device: Hashable, fn: Callable[[], T], keep: bool) -> None:
@@ -77,7 +77,7 @@ class Job(Generic[T]):
         return self.value  # type: ignore[return-value]
 
 
-class Places:
+class FolderSlots:
     """At most `size` calls run at once, at most `per_folder` of them with the same key and
     `per_device` on the same file system (the one `mounts` finds for the key, when a path)."""
 
@@ -95,18 +95,18 @@ class Places:
         self._running: dict[Hashable, int] = {}  # key → its calls on threads now
         self._on_device: dict[Hashable, int] = {}  # device → its calls on threads now
         self._busy = 0
-        self._waiting: deque[Job[Any]] = deque()
+        self._waiting: deque[SlotCall[Any]] = deque()
 
-    def submit(self, key: Hashable, fn: Callable[[], T], keep: bool = False) -> Job[T]:
+    def submit(self, key: Hashable, fn: Callable[[], T], keep: bool = False) -> SlotCall[T]:
         """`fn()` queued behind the calls with the same key; starts when there is room."""
         # A key that is no path (the walk of every root) is a file system of its own.
         device = self.mounts.device(key) if isinstance(key, Path) else key
-        job = Job(key, device, fn, keep)
+        job = SlotCall(key, device, fn, keep)
         self._waiting.append(job)
         self._dispatch()
         return job
 
-    async def wait(self, job: Job[T]) -> T:
+    async def wait(self, job: SlotCall[T]) -> T:
         """The job's result. Cancelled, the caller leaves at once; a job nobody waits for
         that has not started leaves the line, one that has keeps its place until it ends."""
         job.waiters += 1
@@ -153,7 +153,7 @@ class Places:
                 job.error = e
                 self._release(job)
 
-    def _work(self, job: Job[Any]) -> None:
+    def _work(self, job: SlotCall[Any]) -> None:
         try:
             job.value = job.context.run(job.fn)
         except BaseException as e:  # the caller raises it: a MemoError, or a bug
@@ -163,11 +163,11 @@ class Places:
         except anyio.RunFinishedError:
             pass  # the server has stopped: nobody waits for this call any more
 
-    def _finished(self, job: Job[Any]) -> None:
+    def _finished(self, job: SlotCall[Any]) -> None:
         self._release(job)
         self._dispatch()
 
-    def _release(self, job: Job[Any]) -> None:
+    def _release(self, job: SlotCall[Any]) -> None:
         self._busy -= 1
         for counts, key in ((self._running, job.key), (self._on_device, job.device)):
             left = counts.pop(key) - 1
@@ -199,7 +199,7 @@ class Mounts:
         the BSDs have no /proc: there each folder counts as a file system of its own, so
         only the per-folder bound holds (their getfsstat with MNT_NOWAIT would tell without
         asking the mounts, but only through ctypes, which nothing here could test)."""
-        mount = holding(self._current(), path)
+        mount = mount_of(self._current(), path)
         return path if mount is None else mount.device
 
     def _current(self) -> dict[bytes, Mount]:
@@ -213,22 +213,22 @@ class Mounts:
         return self._table
 
 
-# The most keys a `Recent` computes at once (each waits in its place, holding no thread,
+# The most keys a `RecentAnswers` computes at once (each waits in its place, holding no thread,
 # but a client naming ever new folders on a dead drive must not grow them without end).
 MAX_PENDING = 256
 
 
-class Recent(Generic[T]):
+class RecentAnswers(Generic[T]):
     """Answers per key, kept `ttl_s` seconds (at most `size` keys), each computed in `places`
     by one call at a time that runs to its end: a caller that stops waiting (`wait_s`)
     gets the last answer known, or None, and the next one finds the new answer ready."""
 
-    def __init__(self, places: Places, ttl_s: float, size: int = 64) -> None:
+    def __init__(self, places: FolderSlots, ttl_s: float, size: int = 64) -> None:
         self.places = places
         self.ttl_s = ttl_s
         self.size = size
         self._known: OrderedDict[Hashable, tuple[float, T]] = OrderedDict()
-        self._jobs: dict[Hashable, Job[T]] = {}
+        self._jobs: dict[Hashable, SlotCall[T]] = {}
 
     async def get(
         self, key: Hashable, place: Hashable, fn: Callable[[], T], wait_s: float
@@ -250,7 +250,7 @@ class Recent(Generic[T]):
             return job.result()
         return None if known is None else known[1]
 
-    def _keep(self, key: Hashable, job: Job[T]) -> None:
+    def _keep(self, key: Hashable, job: SlotCall[T]) -> None:
         if self._jobs.get(key) is job:
             del self._jobs[key]
         if job.error is None:

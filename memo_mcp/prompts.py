@@ -24,7 +24,7 @@ from pydantic import Field
 from memo_core import MemoError, confine, for_terminal
 from memo_text import Lang
 
-from .places import Places, as_written
+from .places import FolderSlots, as_written
 
 Roots = Sequence[Path]
 
@@ -34,7 +34,7 @@ PathArg = Annotated[
 ]
 
 
-async def notes_folder(path: str, roots: Roots, places: Places, lang: Lang) -> str:
+async def notes_folder(path: str, roots: Roots, places: FolderSlots, lang: Lang) -> str:
     """The absolute real path of `path`, when it is a folder inside the roots."""
     try:
         return str(await places.run(as_written(path), lambda: confine(path, list(roots))))
@@ -71,9 +71,9 @@ def search_notes_text(question: str, folder: str) -> str:
 
 
 def register_search_notes(
-    server: MCPServer, roots: Roots, places: Places | None = None, lang: Lang = Lang.RU
+    server: MCPServer, roots: Roots, places: FolderSlots | None = None, lang: Lang = Lang.RU
 ) -> None:
-    in_places = places or Places()
+    in_places = places or FolderSlots()
 
     @server.prompt(
         name="search_notes",
@@ -107,9 +107,9 @@ def topic_brief_text(topic: str, folder: str) -> str:
 
 
 def register_topic_brief(
-    server: MCPServer, roots: Roots, places: Places | None = None, lang: Lang = Lang.RU
+    server: MCPServer, roots: Roots, places: FolderSlots | None = None, lang: Lang = Lang.RU
 ) -> None:
-    in_places = places or Places()
+    in_places = places or FolderSlots()
 
     @server.prompt(
         name="topic_brief",
@@ -128,13 +128,15 @@ def register_topic_brief(
 # The prompts whose `path` argument names a notes folder (completions offer collections).
 PATH_PROMPTS = frozenset({"search_notes", "topic_brief"})
 
-PROMPTS: tuple[Callable[[MCPServer, Roots, Places | None, Lang], None], ...] = (
+PROMPTS: tuple[Callable[[MCPServer, Roots, FolderSlots | None, Lang], None], ...] = (
     register_search_notes,
     register_topic_brief,
 )
 
 
-def register_prompts(server: MCPServer, roots: Roots, places: Places, lang: Lang = Lang.RU) -> None:
+def register_prompts(
+    server: MCPServer, roots: Roots, places: FolderSlots, lang: Lang = Lang.RU
+) -> None:
     """Every prompt; the prompts themselves speak to the agent in English (it answers in
     the language of the question), their errors in `lang`."""
     for register in PROMPTS:

@@ -48,7 +48,7 @@ from memo_core import (
     shown,
 )
 from memo_mcp.lazy import LazyEngine
-from memo_mcp.places import Places, Recent
+from memo_mcp.places import FolderSlots, RecentAnswers
 from memo_text import Lang, changes_data, note_text, status_data
 
 T = TypeVar("T")
@@ -85,9 +85,9 @@ def find_indexed_collections(
     return find_indexes(roots, depth, max_dirs)
 
 
-def listing(places: Places) -> Recent[list[Path]]:
+def listing(places: FolderSlots) -> RecentAnswers[list[Path]]:
     """`find_indexed_collections`, one walk at a time, in its own place."""
-    return Recent(places, ttl_s=0, size=1)
+    return RecentAnswers(places, ttl_s=0, size=1)
 
 
 # -- memo://collections -----------------------------------------------------------------
@@ -142,8 +142,8 @@ def collection_entry(engines: LazyEngine, root: Path, lang: Lang = Lang.RU) -> d
 async def collections_json(
     engines: LazyEngine,
     roots: Roots,
-    places: Places,
-    found: Recent[list[Path]],
+    places: FolderSlots,
+    found: RecentAnswers[list[Path]],
     lang: Lang = Lang.RU,
 ) -> str:
     listed = await found.get(
@@ -179,10 +179,10 @@ def register_collections(
     server: MCPServer,
     roots: Roots,
     engines: LazyEngine,
-    places: Places | None = None,
+    places: FolderSlots | None = None,
     lang: Lang = Lang.RU,
 ) -> None:
-    in_places = places or Places()
+    in_places = places or FolderSlots()
     found = listing(in_places)
 
     @server.resource(
@@ -205,7 +205,7 @@ def _refuse(uri: str, e: MemoError, lang: Lang) -> MCPError:
 
 
 async def _in_folder(
-    places: Places, roots: Roots, folder: str, fn: Callable[[Path], T], uri: str, lang: Lang
+    places: FolderSlots, roots: Roots, folder: str, fn: Callable[[Path], T], uri: str, lang: Lang
 ) -> T:
     """`fn(the folder's real path)` in the folder's places once it is confined to the roots
     (every template resource reads so); an engine error is the resource's, worded."""
@@ -271,10 +271,10 @@ def register_note(
     server: MCPServer,
     roots: Roots,
     engines: LazyEngine,
-    places: Places | None = None,
+    places: FolderSlots | None = None,
     lang: Lang = Lang.RU,
 ) -> None:
-    in_places = places or Places()
+    in_places = places or FolderSlots()
 
     @server.resource(
         NOTE_TEMPLATE,
@@ -301,10 +301,10 @@ def register_changes(
     server: MCPServer,
     roots: Roots,
     engines: LazyEngine,
-    places: Places | None = None,
+    places: FolderSlots | None = None,
     lang: Lang = Lang.RU,
 ) -> None:
-    in_places = places or Places()
+    in_places = places or FolderSlots()
 
     @server.resource(
         CHANGES_TEMPLATE,
@@ -328,7 +328,7 @@ def register_changes(
         return json.dumps(changes_data(report), ensure_ascii=False, indent=2)
 
 
-RESOURCES: tuple[Callable[[MCPServer, Roots, LazyEngine, Places | None, Lang], None], ...] = (
+RESOURCES: tuple[Callable[[MCPServer, Roots, LazyEngine, FolderSlots | None, Lang], None], ...] = (
     register_collections,
     register_note,
     register_changes,
@@ -336,7 +336,7 @@ RESOURCES: tuple[Callable[[MCPServer, Roots, LazyEngine, Places | None, Lang], N
 
 
 def register_resources(
-    server: MCPServer, roots: Roots, engines: LazyEngine, places: Places, lang: Lang = Lang.RU
+    server: MCPServer, roots: Roots, engines: LazyEngine, places: FolderSlots, lang: Lang = Lang.RU
 ) -> None:
     """Every resource, its errors and texts in `lang`."""
     for register in RESOURCES:

@@ -57,11 +57,11 @@ from memo_core import (
     for_terminal,
     settings,
 )
-from memo_core.process import leave, raise_descriptor_limit
+from memo_core.process import end_process, raise_descriptor_limit
 from memo_mcp.completions import register_completions
 from memo_mcp.http_transport import add_http_options, http_config, serve_http
 from memo_mcp.lazy import LazyEngine
-from memo_mcp.places import DEVICE_WORKERS, FOLDER_WORKERS, WORKERS, Places
+from memo_mcp.places import DEVICE_WORKERS, FOLDER_WORKERS, WORKERS, FolderSlots
 from memo_mcp.prompts import register_prompts
 from memo_mcp.resources import register_resources
 from memo_mcp.stdio_guard import serve_stdio
@@ -71,7 +71,7 @@ from memo_text import (
     Lang,
     WordedParser,
     changes_data,
-    fitted,
+    fit_to_budget,
     format_changes,
     format_hits,
     format_read,
@@ -168,7 +168,7 @@ class MemoState:
     roots: list[Path]
     engines: LazyEngine
     lang: Lang
-    places: Places
+    places: FolderSlots
 
     @classmethod
     def make(
@@ -180,7 +180,7 @@ class MemoState:
         roots = allowed_roots() if roots is None else list(roots)
         lang = lang or user_language(settings.language())[0]
         engines = LazyEngine(roots, engine, say=lambda step: _say_on_stderr(step, lang))
-        return cls(roots, engines, lang, Places(WORKERS, FOLDER_WORKERS, DEVICE_WORKERS))
+        return cls(roots, engines, lang, FolderSlots(WORKERS, FOLDER_WORKERS, DEVICE_WORKERS))
 
     @asynccontextmanager
     async def serving(self, _server: MCPServer[MemoState]) -> AsyncIterator[MemoState]:
@@ -436,7 +436,7 @@ async def memo_search(
         found = state.engines.get().search(
             p, query, k, mode, progress=progress, offset=offset, scope=scope
         )
-        results = fitted(found, max_chars, state.lang)  # the budget as this reader reads it
+        results = fit_to_budget(found, max_chars, state.lang)  # the budget as this reader reads it
         text = TextContent(type="text", text=format_hits(results, lang=state.lang))
         data = search_data(results, printable=True, lang=state.lang)
         return CallToolResult(content=[text], structured_content=data)
@@ -690,7 +690,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         pass
     finally:
         server.engines.close_within(SERVER_STOP_WAIT_S)
-    leave(0)
+    end_process(0)
 
 
 if __name__ == "__main__":

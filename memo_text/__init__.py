@@ -3,7 +3,7 @@
 The engine (`memo_core`) answers with data and keyed errors; every text a person reads is
 worded here, in the reader's language (`Lang`: Russian unless MEMO_LANG says English), from
 one table of texts (`lang.TEXTS`: the engine's own and the presentation's), and an answer
-is fitted into a reader's budget as that reader reads it (`fitted`).
+is fitted into a reader's budget as that reader reads it (`fit_to_budget`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from memo_text.formatting import (
     changes_data,
     char_budget,
     file_note_text,
-    fitted,
+    fit_to_budget,
     format_changes,
     format_hits,
     format_read,
@@ -41,7 +41,7 @@ __all__ = [
     "changes_data",
     "char_budget",
     "file_note_text",
-    "fitted",
+    "fit_to_budget",
     "format_changes",
     "format_hits",
     "format_read",

@@ -2,8 +2,8 @@
 
 The engine answers with data (hits, statuses, notices, file notes); every word a user sees
 is chosen here, once, for both front ends, from `lang`'s texts, in the reader's language
-(`lang`: Russian unless a front end passes the one MEMO_LANG names), and an answer is fitted
-into the reader's budget of characters as that reader reads it (`fitted`).
+(`lang`: Russian unless a front end passes the one MEMO_LANG names), and an answer is fit_to_budget
+into the reader's budget of characters as that reader reads it (`fit_to_budget`).
 """
 
 from __future__ import annotations
@@ -187,7 +187,7 @@ def char_budget(max_chars: object) -> int:
     return whole_number("max_chars", max_chars, *MAX_CHARS_RANGE)
 
 
-def fitted(
+def fit_to_budget(
     page: SearchResults, max_chars: int | None = None, lang: Lang = Lang.RU
 ) -> SearchResults:
     """The hits of `page` that fit `max_chars` (None: the default budget; else checked,

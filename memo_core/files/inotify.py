@@ -14,7 +14,7 @@ import time
 from functools import lru_cache
 from typing import Protocol
 
-from memo_core.files.mounts import Mount, holding, read_mountinfo
+from memo_core.files.mounts import Mount, mount_of, read_mountinfo
 from memo_core.files.walker import Changes
 
 
@@ -75,7 +75,7 @@ class Inotify:
             now = time.monotonic()
             if now - self._mounts_read > MOUNTS_FRESH_S:
                 self._mounts, self._mounts_read = _mounts(), now
-            mount = holding(self._mounts, root)
+            mount = mount_of(self._mounts, root)
         return mount is not None and mount.fs_type in LOCAL_FS
 
     def watch(self, feed: Listener, path: str, rel: str) -> bool:

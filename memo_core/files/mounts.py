@@ -52,7 +52,7 @@ def unescape(field: bytes) -> bytes:
     return _ESCAPED.sub(lambda m: bytes([int(m[1], 8)]), field)
 
 
-def holding(table: Mapping[bytes, T], path: str | os.PathLike[str]) -> T | None:
+def mount_of(table: Mapping[bytes, T], path: str | os.PathLike[str]) -> T | None:
     """What `table` says of the longest mount point holding the absolute `path`, whole
     components only (/mnt/database is not in /mnt/data); None where no point holds it."""
     name = os.fsencode(path)

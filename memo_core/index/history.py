@@ -40,7 +40,8 @@ def item(path: str, digest: str | None) -> int:
     return int.from_bytes(raw, "big")
 
 
-def shown(total: int) -> str:
+def fingerprint_text(total: int) -> str:
+    """A content sum as the fingerprint a user sees: 24 hex digits."""
     return f"{total % (1 << 96):024x}"
 
 
@@ -68,7 +69,9 @@ def _store_sum(db: apsw.Connection, total: int) -> None:
 
 def _add_version(db: apsw.Connection, total: int) -> None:
     """A version that changed no note: the content's fingerprint, now `total`, was recounted."""
-    db.execute("INSERT INTO history(fingerprint, at) VALUES (?, ?)", (shown(total), time.time()))
+    db.execute(
+        "INSERT INTO history(fingerprint, at) VALUES (?, ?)", (fingerprint_text(total), time.time())
+    )
 
 
 @dataclass(frozen=True)
@@ -116,7 +119,7 @@ class History:
             return
         self._db.execute(
             "UPDATE history SET fingerprint = ? WHERE version = ?",
-            (shown(self._total), self._version),
+            (fingerprint_text(self._total), self._version),
         )
         _store_sum(self._db, self._total)
         if self._version % 100 == 0:
@@ -171,7 +174,7 @@ class History:
 
     def fingerprint(self) -> str:
         """The fingerprint of what is indexed now (O(1): kept up to date by every change)."""
-        return shown(self._sum())
+        return fingerprint_text(self._sum())
 
     def paths(self) -> list[str]:
         """Every indexed note's relative path, sorted."""

@@ -17,7 +17,7 @@ from memo_core.collection import Collection
 from memo_core.errors import PathNotFoundError
 from memo_core.index.jobs import NO_SMALL_WORK, SMALL_WORK
 from memo_core.model.embedder import Embedder
-from memo_core.refreshing import each_within, refreshed
+from memo_core.refreshing import each_within, refresh_collections
 from memo_core.tuning import Tuning
 from memo_core.values import NoticeKind
 
@@ -55,7 +55,7 @@ def two(base: Path) -> Iterator[list[Collection]]:
 
 def refresh(cs: list[Collection], embedder: Embedder | None, budget: float | None, **kw: object):
     args: dict[str, object] = {"small": NO_SMALL_WORK, "open_budget": 10, **kw}
-    return refreshed(cs, embedder, None, budget=budget, **args)  # type: ignore[arg-type]
+    return refresh_collections(cs, embedder, None, budget=budget, **args)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("budget", [None, HANG_S])
@@ -71,7 +71,7 @@ def test_those_known_whole_are_left_alone(two: list[Collection], base: Path) -> 
     (base / "b" / "four.md").write_text("# Four\n\nmoon\n")
     refresh(two, None, None)
     after = [c.status().refreshed_at for c in two]
-    assert after[0] == before[0]  # nothing changed there: not refreshed
+    assert after[0] == before[0]  # nothing changed there: not refresh_collections
     assert after[1] is not None and before[1] is not None and after[1] > before[1]
     assert two[1].status().files == 3
 

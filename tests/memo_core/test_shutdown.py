@@ -1,4 +1,4 @@
-"""memo_core.shutdown: `leave` ends the process with its code, what was written flushed,
+"""memo_core.shutdown: `end_process` ends the process with its code, what was written flushed,
 without the interpreter's finalization. It ends a process, so each test runs it in a child."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def run(code: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize("code", [0, 1, 3, 130])
 def test_the_process_ends_with_the_code(code: int) -> None:
-    done = run(f"from memo_core.shutdown import leave\nleave({code})\nprint('after')")
+    done = run(f"from memo_core.shutdown import end_process\nend_process({code})\nprint('after')")
     assert done.returncode == code
     assert "after" not in done.stdout
 
@@ -33,10 +33,10 @@ def test_what_was_written_is_flushed() -> None:
     done = run(
         """
         import sys
-        from memo_core.shutdown import leave
+        from memo_core.shutdown import end_process
         sys.stdout.write("to stdout, no newline")
         sys.stderr.write("to stderr, no newline")
-        leave(2)
+        end_process(2)
         """
     )
     assert (done.returncode, done.stdout, done.stderr) == (
@@ -51,12 +51,12 @@ def test_logging_is_flushed() -> None:
     done = run(
         """
         import logging, logging.handlers, sys
-        from memo_core.shutdown import leave
+        from memo_core.shutdown import end_process
         held = logging.handlers.MemoryHandler(100, target=logging.StreamHandler(sys.stderr))
         log = logging.getLogger("memo-test")
         log.addHandler(held)
         log.error("kept until flushed")
-        leave(0)
+        end_process(0)
         """
     )
     assert done.returncode == 0
@@ -68,11 +68,11 @@ def test_no_finalization_runs() -> None:
     done = run(
         """
         import atexit, threading
-        from memo_core.shutdown import leave
+        from memo_core.shutdown import end_process
         atexit.register(lambda: print("atexit ran", flush=True))
         threading.Thread(target=threading.Event().wait).start()  # never ends
         try:
-            leave(7)
+            end_process(7)
         finally:
             print("finally ran", flush=True)
         """
@@ -93,10 +93,10 @@ def test_a_stream_that_cannot_be_flushed_does_not_stop_it(break_stdout: str) -> 
     done = run(
         f"""
         import os, sys
-        from memo_core.shutdown import leave
+        from memo_core.shutdown import end_process
         {break_stdout}
         sys.stderr.write("still said")
-        leave(4)
+        end_process(4)
         """
     )
     assert done.returncode == 4

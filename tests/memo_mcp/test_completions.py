@@ -29,7 +29,7 @@ from memo_mcp.completions import (
     sendable,
 )
 from memo_mcp.lazy import LazyEngine
-from memo_mcp.places import Places
+from memo_mcp.places import FolderSlots
 from memo_mcp.prompts import PATH_PROMPTS
 from memo_mcp.resources import NOTE_TEMPLATE
 
@@ -184,7 +184,7 @@ def indexed(engine: Engine, tmp_path: Path) -> list[Path]:
 
 def client(engine: Engine, roots: list[Path]) -> Client:
     server = MCPServer(name="completions")
-    register_completions(server, roots, LazyEngine(roots, engine), Places())
+    register_completions(server, roots, LazyEngine(roots, engine), FolderSlots())
     return Client(server, mode="legacy")
 
 

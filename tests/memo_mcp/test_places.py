@@ -20,9 +20,9 @@ from memo_mcp.places import (
     DEVICE_WORKERS,
     FOLDER_WORKERS,
     WORKERS,
-    Job,
+    FolderSlots,
     Mounts,
-    Places,
+    SlotCall,
 )
 
 # As the kernel writes it: the root names itself as its parent, a space and a backslash are
@@ -126,9 +126,9 @@ def on_dead(path: str | Path) -> bool:
 
 
 async def test_folders_of_one_dead_mount_leave_threads_for_the_others(mountinfo: Path) -> None:
-    places = Places(WORKERS, FOLDER_WORKERS, DEVICE_WORKERS, Mounts(mountinfo))
+    places = FolderSlots(WORKERS, FOLDER_WORKERS, DEVICE_WORKERS, Mounts(mountinfo))
     hanging = Hanging()
-    jobs: list[Job[None]] = [places.submit(Path(f"/dead/f{i}"), hanging) for i in range(12)]
+    jobs: list[SlotCall[None]] = [places.submit(Path(f"/dead/f{i}"), hanging) for i in range(12)]
     try:
         with anyio.fail_after(HANG_S):
             assert await places.run(Path("/mnt/data/notes"), lambda: "found") == "found"
@@ -168,7 +168,7 @@ async def test_a_confined_call_counts_where_the_path_is_written_then_where_it_le
             hanging()
         return str(real)
 
-    places = Places(WORKERS, FOLDER_WORKERS, DEVICE_WORKERS, Mounts(mountinfo))
+    places = FolderSlots(WORKERS, FOLDER_WORKERS, DEVICE_WORKERS, Mounts(mountinfo))
     roots = [Path("/")]
     links = [f"/mnt/data/link{i}" for i in range(10)]
     async with anyio.create_task_group() as tg:

@@ -1,7 +1,7 @@
 """memo_mcp.prompts: the two prompts' texts, their arguments checked, their `path` confined
 to the roots and made absolute, errors in the reader's language.
 
-The functions are called directly (`notes_folder` in real `Places`); one in-process client
+The functions are called directly (`notes_folder` in real `FolderSlots`); one in-process client
 checks what the registration adds. tests/stories/test_mcp_prompts.py drives the whole server.
 """
 
@@ -15,7 +15,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
 
-from memo_mcp.places import Places
+from memo_mcp.places import FolderSlots
 from memo_mcp.prompts import (
     PATH_PROMPTS,
     PROMPTS,
@@ -73,7 +73,7 @@ async def test_the_folder_is_made_absolute_and_real(
     (root / "link").symlink_to(root / "notes", target_is_directory=True)
     monkeypatch.chdir(root)
     monkeypatch.setenv("HOME", str(root))
-    places = Places()
+    places = FolderSlots()
     for written in (
         str(root / "notes"),
         "notes",
@@ -107,7 +107,7 @@ async def test_a_folder_that_may_not_be_used_is_an_invalid_params_error(
     (root / "link-out").symlink_to(outside, target_is_directory=True)
     names = {"root": root, "outside": outside}
     with pytest.raises(MCPError) as err:
-        await notes_folder(written.format(**names), [root], Places(), lang)
+        await notes_folder(written.format(**names), [root], FolderSlots(), lang)
     assert err.value.error.code == INVALID_PARAMS
     assert said.format(**names) in err.value.error.message
 
@@ -115,7 +115,7 @@ async def test_a_folder_that_may_not_be_used_is_an_invalid_params_error(
 async def test_control_characters_in_a_path_are_escaped_in_the_error(root: Path) -> None:
     hostile = f"{root}/no\x1b[31mpe\x07"
     with pytest.raises(MCPError) as err:
-        await notes_folder(hostile, [root], Places(), Lang.EN)
+        await notes_folder(hostile, [root], FolderSlots(), Lang.EN)
     message = err.value.error.message
     assert "\x1b" not in message and "\x07" not in message
     assert f"{root}/no\\x1b[31mpe\\x07" in message
@@ -124,7 +124,7 @@ async def test_control_characters_in_a_path_are_escaped_in_the_error(root: Path)
 async def test_a_folder_in_any_of_several_roots_is_taken(root: Path, tmp_path: Path) -> None:
     other = tmp_path / "other"
     other.mkdir()
-    places = Places()
+    places = FolderSlots()
     assert await notes_folder(str(other), [root, other], places, Lang.EN) == str(other.resolve())
     with pytest.raises(MCPError):
         await notes_folder(str(other), [root], places, Lang.EN)
@@ -175,7 +175,7 @@ async def test_registered_prompts_answer_with_the_texts_and_errors_in_their_lang
     root: Path,
 ) -> None:
     server = MCPServer(name="prompts")
-    register_prompts(server, [root], Places(), Lang.EN)
+    register_prompts(server, [root], FolderSlots(), Lang.EN)
     folder = str((root / "notes").resolve())
     async with Client(server, mode="legacy") as c:
         listed = {p.name: p for p in (await c.list_prompts()).prompts}

@@ -33,7 +33,7 @@ from memo_text.formatting import (
     char_budget,
     explain_text,
     file_note_text,
-    fitted,
+    fit_to_budget,
     format_changes,
     format_hits,
     format_read,
@@ -189,24 +189,24 @@ def test_a_budget_out_of_range_is_an_invalid_argument(bad: object) -> None:
 @pytest.mark.parametrize("budget", [500, 800, 2000])
 def test_fitted_hits_fit_and_say_where_the_rest_begins(lang: Lang, budget: int) -> None:
     page = SearchResults([hit(i, "words " * 20) for i in range(20)], "lex")
-    got = fitted(page, budget, lang)
+    got = fit_to_budget(page, budget, lang)
     assert 1 <= len(got) < 20 and len(format_hits(got, lang=lang)) <= budget
     assert got.next_offset == len(got) and list(got) == page[: len(got)]
 
 
 def test_a_page_that_fits_is_kept_whole() -> None:
     page = SearchResults([hit(1), hit(2)], "lex")
-    got = fitted(page, None)
+    got = fit_to_budget(page, None)
     assert list(got) == list(page) and got.next_offset is None
 
 
 def test_a_first_hit_too_long_is_cut_at_a_line_end() -> None:
     text = "\n".join(f"line {i} " + "x" * 50 for i in range(40))
-    got = fitted(SearchResults([hit(1, text), hit(2)], "lex"), 500)
+    got = fit_to_budget(SearchResults([hit(1, text), hit(2)], "lex"), 500)
     assert len(got) == 1 and len(format_hits(got)) <= 500
     assert text.startswith(got[0].text) and not got[0].text.endswith("\n")
     assert got[0].end_line == got[0].line + got[0].text.count("\n")
-    one_line = fitted(SearchResults([hit(1, "y" * 2000)], "lex"), 500)
+    one_line = fit_to_budget(SearchResults([hit(1, "y" * 2000)], "lex"), 500)
     assert one_line[0].text.endswith(CUT) and len(format_hits(one_line)) <= 500
 
 

@@ -23,7 +23,7 @@ from memo_core import (
 )
 from memo_core.text.excerpt import EXCERPT_CHARS, EXCERPT_LINES, excerpt
 from memo_mcp.server import build_server
-from memo_text import DEFAULT_MAX_CHARS, Lang, fitted, format_hits
+from memo_text import DEFAULT_MAX_CHARS, Lang, fit_to_budget, format_hits
 
 HIT = re.compile(r"^(/.+?):(\d+)  (.*)$")  # `<path>:<line>  <heading>`
 FILLER = [f"Строка {i}: про погоду и прочее." for i in range(40)]
@@ -230,7 +230,7 @@ def test_the_answer_fits_its_budget_with_at_least_one_hit(
     root = many_notes(tmp_path / "many")
     with engine() as e:
         found = e.search(root, "restic backup", k=20, mode="lex")
-    results = fitted(found, max_chars, lang)
+    results = fit_to_budget(found, max_chars, lang)
     text = format_hits(results, lang=lang)
     assert len(text) <= (max_chars or DEFAULT_MAX_CHARS)
     assert len(results) >= 1
@@ -246,7 +246,7 @@ def test_an_english_answer_with_notices_fits_its_budget(tmp_path: Path) -> None:
         found = e.search(root, "restic backup", k=20, mode="hybrid")  # no model: a notice
     assert found.notices
     for budget in range(500, 1400, 37):
-        text = format_hits(fitted(found, budget, Lang.EN), lang=Lang.EN)
+        text = format_hits(fit_to_budget(found, budget, Lang.EN), lang=Lang.EN)
         assert len(text) <= budget, (budget, len(text))
 
 
@@ -255,7 +255,7 @@ def test_one_hit_too_big_for_the_budget_is_cut_at_a_line_end(tmp_path: Path) -> 
     root = write_notes(tmp_path / "big", {"a.md": "# A\n\n" + line * 60})
     with engine() as e:
         found = e.search(root, "restic", k=1, mode="lex")
-    whole, results = fitted(found, 100_000), fitted(found, 500)
+    whole, results = fit_to_budget(found, 100_000), fit_to_budget(found, 500)
     [hit] = results
     assert len(format_hits(results)) <= 500 < len(format_hits(whole))
     assert hit.text.split("\n") == shown_lines(hit)  # whole lines, numbered as they are
@@ -273,7 +273,7 @@ def test_bad_budgets_are_clear_errors(notes: Path, max_chars: int) -> None:
     with engine() as e:
         found = e.search(notes, "restic")
     with pytest.raises(InvalidArgumentError, match="whole number"):
-        fitted(found, max_chars)
+        fit_to_budget(found, max_chars)
 
 
 # -- pages --------------------------------------------------------------------------------
@@ -287,10 +287,10 @@ def test_two_pages_are_the_first_2k_hits(
     root = many_notes(tmp_path / "many")
     big = 100_000
     with engine(tiny_embedder) as e:
-        whole = fitted(e.search(root, "restic backup", k=2 * k, mode=mode), big)
-        one = fitted(e.search(root, "restic backup", k=k, mode=mode), big)
+        whole = fit_to_budget(e.search(root, "restic backup", k=2 * k, mode=mode), big)
+        one = fit_to_budget(e.search(root, "restic backup", k=k, mode=mode), big)
         assert one.next_offset == k
-        two = fitted(e.search(root, "restic backup", k=k, mode=mode, offset=k), big)
+        two = fit_to_budget(e.search(root, "restic backup", k=k, mode=mode, offset=k), big)
     key = [(h.path, h.line, h.end_line) for h in whole]
     assert [(h.path, h.line, h.end_line) for h in [*one, *two]] == key
     assert len(set(key)) == len(key) == 2 * k

@@ -9,7 +9,7 @@ import apsw
 from conftest import NOTES, as_schema_2, write_notes
 
 from memo_core import Engine
-from memo_core.index.history import item, shown
+from memo_core.index.history import fingerprint_text, item
 
 
 def test_a_migrated_index_with_a_fifo_has_a_fresh_index_fingerprint(tmp_path: Path) -> None:
@@ -39,11 +39,11 @@ def test_a_rebuild_heals_a_sum_that_counted_a_fifo(tmp_path: Path) -> None:
         rows = list(db.execute("SELECT path, hash FROM files"))
         wrong = sum(item(path, digest) for path, digest in rows) % (1 << 128)
         db.execute("UPDATE meta SET value = ? WHERE key = 'fingerprint_sum'", (f"{wrong:032x}",))
-        db.execute("INSERT INTO history(fingerprint, at) VALUES (?, 0)", (shown(wrong),))
+        db.execute("INSERT INTO history(fingerprint, at) VALUES (?, 0)", (fingerprint_text(wrong),))
     db.close()
     with Engine() as engine:
         given = engine.changes(notes).fingerprint
-        assert given == shown(wrong) != fresh
+        assert given == fingerprint_text(wrong) != fresh
         engine.reindex(notes)
         assert engine.changes(notes).fingerprint == fresh
         (notes / "a.md").write_text("# A\n\nnew\n", encoding="utf-8")

@@ -25,7 +25,7 @@ from memo_core.files.inotify import (
     Unavailable,
     add_watch,
 )
-from memo_core.files.mounts import holding, read_mountinfo
+from memo_core.files.mounts import mount_of, read_mountinfo
 from memo_core.files.walker import Changes
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
@@ -205,7 +205,7 @@ def test_add_watch_on_what_is_no_inotify_instance_is_unavailable(tmp_path: Path)
 
 def test_only_local_file_systems_are_supported(inotify: Inotify, tmp_path: Path) -> None:
     assert not inotify.supported("/proc/self")  # procfs changes without events
-    mount = holding(read_mountinfo(), tmp_path)
+    mount = mount_of(read_mountinfo(), tmp_path)
     assert mount is not None
     assert inotify.supported(str(tmp_path)) is (mount.fs_type in LOCAL_FS)
     assert {"ext4", "tmpfs", "btrfs", "xfs", "overlay"} <= LOCAL_FS

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memo_core.files.mounts import MOUNTINFO, Mount, holding, read_mountinfo, unescape
+from memo_core.files.mounts import MOUNTINFO, Mount, mount_of, read_mountinfo, unescape
 
 
 def table_of(tmp_path: Path, text: bytes) -> dict[bytes, Mount]:
@@ -83,8 +83,8 @@ def test_a_table_that_cannot_be_read_is_an_oserror(tmp_path: Path) -> None:
 def test_this_process_table_holds_the_root_and_proc(tmp_path: Path) -> None:
     table = read_mountinfo(MOUNTINFO)
     assert b"/" in table
-    assert holding(table, tmp_path) is not None
-    proc = holding(table, "/proc/self")
+    assert mount_of(table, tmp_path) is not None
+    proc = mount_of(table, "/proc/self")
     assert proc is not None and proc.fs_type == "proc"
     assert proc.device == f"{os.major(os.stat('/proc').st_dev)}:{os.minor(os.stat('/proc').st_dev)}"
 
@@ -133,11 +133,11 @@ TABLE = {
     ],
 )
 def test_a_path_lies_on_the_longest_point_holding_it(path: str | Path, found: str) -> None:
-    assert holding(TABLE, path) == found
+    assert mount_of(TABLE, path) == found
 
 
 def test_no_point_holds_a_path_outside_a_table_without_root() -> None:
     table = {b"/mnt/data": 1}
-    assert holding(table, "/home/me") is None
-    assert holding(table, "/mnt/data/x") == 1
-    assert holding({}, "/") is None
+    assert mount_of(table, "/home/me") is None
+    assert mount_of(table, "/mnt/data/x") == 1
+    assert mount_of({}, "/") is None

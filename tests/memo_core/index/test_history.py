@@ -73,10 +73,10 @@ def test_an_items_share_depends_on_its_path_and_its_content() -> None:
     assert len({a, history.item("b.md", "h1"), history.item("a.md", "h2")}) == 3
 
 
-def test_shown_is_the_low_96_bits_in_24_hex_digits() -> None:
-    assert history.shown(0) == EMPTY_FINGERPRINT == "0" * 24
-    assert history.shown((1 << 96) + 5) == f"{5:024x}"
-    assert history.shown((1 << 96) - 1) == "f" * 24
+def test_fingerprint_text_is_the_low_96_bits_in_24_hex_digits() -> None:
+    assert history.fingerprint_text(0) == EMPTY_FINGERPRINT == "0" * 24
+    assert history.fingerprint_text((1 << 96) + 5) == f"{5:024x}"
+    assert history.fingerprint_text((1 << 96) - 1) == "f" * 24
 
 
 def test_a_new_index_has_the_empty_fingerprint_and_no_notes(index: Index) -> None:
@@ -89,7 +89,7 @@ def test_a_new_index_has_the_empty_fingerprint_and_no_notes(index: Index) -> Non
 def test_the_fingerprint_is_the_sum_of_the_notes_shares(index: Index) -> None:
     got = index.commit(lambda: index.put("a.md", "h1"), lambda: index.put("b.md", "h2"))
     total = (history.item("a.md", "h1") + history.item("b.md", "h2")) % (1 << 128)
-    assert got == history.shown(total)
+    assert got == history.fingerprint_text(total)
     assert history.content_sum(index.db) == total
 
 
@@ -210,7 +210,8 @@ def test_a_fresh_index_that_adopts_the_live_history_answers_its_fingerprints(
         fresh.history.close_version()
         fresh.db.execute("COMMIT")
         # Its own content, fingerprinted as any index holding it would be ...
-        assert fresh.history.fingerprint() == history.shown(history.content_sum(fresh.db))
+        own = history.content_sum(fresh.db)
+        assert fresh.history.fingerprint() == history.fingerprint_text(own)
         # ... and what the live one gave out still answered, up to the fresh content.
         assert fresh.history.delta_since(given) == history.Delta(["c.md"], [], ["b.md"])
         assert fresh.history.knows(live.history.fingerprint())
@@ -254,7 +255,7 @@ def test_start_history_counts_the_content_already_there(tmp_path: Path) -> None:
             "INSERT INTO files VALUES ('a.md', 'h', NULL), ('f.md', 'x', 'special')"
         )
         history.start_history(db)
-        assert History(db).fingerprint() == history.shown(history.item("a.md", "h"))
+        assert History(db).fingerprint() == history.fingerprint_text(history.item("a.md", "h"))
         assert db.execute("SELECT fingerprint FROM history").fetchall() == [
             (History(db).fingerprint(),)
         ]
