@@ -103,7 +103,7 @@ def child_floor(args: argparse.Namespace) -> dict:
 
     from memo_core import Tuning
     from memo_core.files.discovery import discover, resolve_path
-    from memo_core.files.walker import index_path
+    from memo_core.files.indexes import index_path
     from memo_core.index.indexer import embed_input
 
     emb = C.get_embedder(args)

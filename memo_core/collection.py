@@ -36,6 +36,7 @@ from memo_core.files.fsafe import (
     out_of_room,
     too_many_files,
 )
+from memo_core.files.indexes import fallback_index_path
 from memo_core.files.scope import Scope
 from memo_core.files.walker import FileStat, scan
 from memo_core.index import location
@@ -363,7 +364,7 @@ class Collection:
             try:
                 self._writer = Store.create(self.db_path, root)
             except IndexLocationError as e:
-                fallback = location.fallback_index_path(self.root)
+                fallback = fallback_index_path(self.root)
                 if self.db_path == fallback:
                     raise
                 # Out of descriptors or of room, a place fails in ways that look alike: no

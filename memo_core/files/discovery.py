@@ -8,7 +8,8 @@ from pathlib import Path
 
 from memo_core import settings
 from memo_core.errors import NoCollectionError, PathNotFoundError
-from memo_core.files.walker import has_index, has_notes, subfolders
+from memo_core.files.indexes import has_index
+from memo_core.files.walker import has_notes, subfolders
 from memo_core.messages import Message
 from memo_core.text.escapes import shown
 from memo_core.values import NAMED_FOLDERS, Notice, NoticeKind
@@ -85,7 +86,7 @@ def within_reach(base: Path, roots: list[Path]) -> tuple[list[Path], Notice | No
     naming those it leaves alone (None: none).
 
     All of them when `base` is itself a collection, or when at most MAX_NEW_INDEXES lack an
-    index (`walker.has_index`); else only those with one, the rest left alone:
+    index (`indexes.has_index`); else only those with one, the rest left alone:
     memo does not make indexes in folders the user never named. NoCollectionError, naming
     them and the command that indexes them, where that leaves nothing to search."""
     if base in roots:

@@ -32,9 +32,9 @@ from memo_core.files.fsafe import (
     out_of_files,
     too_many_files,
 )
+from memo_core.files.indexes import has_index
 from memo_core.files.walker import (
     Verdict,
-    has_index,
     is_note_name,
     is_note_path,
     is_within,

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import bisect
 import errno
-import hashlib
 import os
-import re
 import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -26,10 +24,8 @@ from memo_core.files.fsafe import (
     too_many_files,
 )
 from memo_core.files.ignore import IGNORE_FILES, Rules, ignored, with_folder
-from memo_core.settings import cache_dir
+from memo_core.files.indexes import has_index
 
-INDEX_DIR = ".memo"
-INDEX_FILE = "index.db"
 # Tool folders never hold notes worth searching; hidden ones neither.
 TOOL_DIRS = frozenset({"node_modules", "venv", "__pycache__", "site-packages"})
 # What makes a file a note: its name ends in .md, in any case (and it is not hidden).
@@ -59,44 +55,6 @@ def is_within(path: str | os.PathLike[str], folder: str | os.PathLike[str]) -> b
     """Whether `path` is `folder` or lies below it; both absolute and already resolved."""
     p, f = os.fspath(path), os.fspath(folder)
     return p == f or p.startswith(f.rstrip(os.sep) + os.sep)
-
-
-def index_path(root: Path) -> Path:
-    """Where a collection's index lives when its folder can hold it."""
-    return root / INDEX_DIR / INDEX_FILE
-
-
-def fallback_index_path(root: Path) -> Path:
-    """Where the index lives when the collection folder cannot hold it (a name of plain
-    characters: SQLite takes only UTF-8 paths)."""
-    return Path(_fallback_index_path(os.fspath(root)))
-
-
-def _fallback_index_path(root: str) -> str:
-    tag = hashlib.sha256(os.fsencode(root)).hexdigest()[:16]
-    name = _UNSAFE.sub("_", os.path.basename(root))
-    return os.path.join(cache_dir(), "indexes", f"{name}-{tag}", INDEX_FILE)
-
-
-_UNSAFE = re.compile(r"[^\w.-]", flags=re.ASCII)
-
-
-def has_index(root: str | os.PathLike[str]) -> bool:
-    """Whether the folder `root` has memo's index, in it or in the cache folder (the one
-    answer every caller gets: `index.location.choose` decides which of the two is used).
-    Reads by path only."""
-    # Strings, not Paths: discovery asks this of every folder under a broad path.
-    folder = os.fspath(root)
-    if _is_file(os.path.join(folder, INDEX_DIR, INDEX_FILE)):
-        return True
-    return _is_file(_fallback_index_path(folder))
-
-
-def _is_file(path: str | os.PathLike[str]) -> bool:
-    try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except (OSError, ValueError):  # as Path.is_file: not there, or a name no file has
-        return False
 
 
 def has_notes(folder: str | os.PathLike[str]) -> bool:

@@ -42,7 +42,7 @@ from memo_core.files.fsafe import (
     out_of_files,
     too_many_files,
 )
-from memo_core.files.walker import INDEX_DIR
+from memo_core.files.indexes import INDEX_DIR
 from memo_core.index.dbfiles import odd, owned, side_files, sqlite_uri
 from memo_core.messages import Message
 from memo_core.settings import cache_dir

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from memo_core.errors import IndexLocationError
 from memo_core.files.fsafe import Folder
-from memo_core.files.walker import INDEX_DIR, INDEX_FILE, fallback_index_path
+from memo_core.files.indexes import INDEX_DIR, INDEX_FILE, fallback_index_path, index_path
 from memo_core.index import directory
 from memo_core.index.dbfiles import Mark, inspect
 from memo_core.messages import Message
@@ -22,7 +22,7 @@ def choose(root: Path) -> tuple[Path, Message | None]:
     """`<root>/.memo/index.db`, or the cache-dir one where an index already lives, where
     the folder cannot hold one, or where something that is not memo's lies at memo's place;
     and why it is not the collection's own. Reads only."""
-    own = root / INDEX_DIR / INDEX_FILE
+    own = index_path(root)
     fallback = fallback_index_path(root)
     if why := unusable(root):
         return fallback, why

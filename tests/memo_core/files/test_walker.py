@@ -18,17 +18,13 @@ from conftest import write_notes
 
 from memo_core.errors import ResourceLimitError
 from memo_core.files.fsafe import Folder
+from memo_core.files.indexes import INDEX_DIR, INDEX_FILE
 from memo_core.files.walker import (
-    INDEX_DIR,
-    INDEX_FILE,
     Changes,
     Scan,
     Verdict,
-    fallback_index_path,
     find_indexes,
-    has_index,
     has_notes,
-    index_path,
     is_note_name,
     is_note_path,
     is_within,
@@ -39,7 +35,6 @@ from memo_core.files.walker import (
     skipped_name,
     subfolders,
 )
-from memo_core.settings import cache_dir
 
 # -- names and paths -----------------------------------------------------------------------
 
@@ -119,45 +114,7 @@ def test_is_within_compares_whole_components(
     assert is_within(path, folder) is within
 
 
-# -- where an index lives, and whether a folder has one or holds notes ---------------------
-
-
-def test_an_index_lives_in_the_folder_or_else_in_the_cache(tmp_path: Path) -> None:
-    root = tmp_path / "notes"
-    assert index_path(root) == root / INDEX_DIR / INDEX_FILE
-    fallback = fallback_index_path(root)
-    assert fallback.is_relative_to(cache_dir())
-    assert fallback.name == INDEX_FILE
-    assert fallback.parent.name.startswith("notes-")
-    # Two folders of one name have two places; one folder always the same one.
-    other = fallback_index_path(tmp_path / "elsewhere" / "notes")
-    assert other != fallback and fallback == fallback_index_path(root)
-
-
-def test_the_fallback_name_is_plain_characters(tmp_path: Path) -> None:
-    odd = Path(os.fsdecode(str(tmp_path).encode() + b"/caf\xe9 \xd0\xb7 n:o\ntes"))
-    name = fallback_index_path(odd).parent.name
-    assert name.isascii() and name.isprintable()
-    assert all(c.isalnum() or c in "_.-" for c in name)
-
-
-def test_has_index_finds_either_place(tmp_path: Path) -> None:
-    root = tmp_path / "notes"
-    root.mkdir()
-    assert not has_index(root)
-    (root / INDEX_DIR / INDEX_FILE).mkdir(parents=True)  # a folder of that name: not one
-    assert not has_index(root)
-    (root / INDEX_DIR / INDEX_FILE).rmdir()
-    (root / INDEX_DIR / INDEX_FILE).write_bytes(b"")
-    assert has_index(root)
-    other = tmp_path / "other"
-    other.mkdir()
-    fallback = fallback_index_path(other)
-    fallback.parent.mkdir(parents=True)
-    fallback.write_bytes(b"")
-    assert has_index(other)
-    assert not has_index(tmp_path / "missing")
-    assert not has_index(str(tmp_path) + "/\0")  # a name no file has
+# -- whether a folder holds notes (where an index lives: test_indexes.py) --------------------
 
 
 def test_has_notes_looks_at_the_folder_itself(tmp_path: Path) -> None:

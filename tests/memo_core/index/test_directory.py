@@ -13,7 +13,7 @@ import pytest
 
 from memo_core.errors import FolderChangedError, IndexLocationError
 from memo_core.files.fsafe import Folder, identity
-from memo_core.files.walker import INDEX_DIR
+from memo_core.files.indexes import INDEX_DIR
 from memo_core.index import directory
 from memo_core.index.opening import open_for_writing
 from memo_core.settings import cache_dir

@@ -11,7 +11,7 @@ import pytest
 
 from memo_core.errors import IndexLocationError
 from memo_core.files.fsafe import Folder
-from memo_core.files.walker import INDEX_DIR, INDEX_FILE, fallback_index_path
+from memo_core.files.indexes import INDEX_DIR, INDEX_FILE, fallback_index_path
 from memo_core.index import location
 from memo_core.index.opening import open_for_writing
 
