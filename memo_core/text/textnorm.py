@@ -1,8 +1,10 @@
-"""Word normalisation shared by indexing and querying: lowercase, ё→е, Snowball stems.
+"""Word normalisation shared by indexing and querying: lowercase, ё→е, Snowball stems,
+and Chinese, Japanese and Korean runs cut into overlapping pairs of characters.
 
-FTS5's unicode61 tokenizer neither folds ё nor stems Russian, so memo normalises in Python
-and hands FTS5 space-separated stems; the query goes through the same function, so both
-sides always agree.
+FTS5's unicode61 tokenizer neither folds ё nor stems Russian, and takes a run of Han
+characters between two punctuation marks for one word (so no word inside it is ever
+found), so memo normalises in Python and hands FTS5 space-separated terms; the query goes
+through the same function, so both sides always agree.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from functools import lru_cache
 import Stemmer
 
 # Bump whenever a change here can normalise a word differently: indexes record it and rebuild.
-NORMALIZER_VERSION = 2
+NORMALIZER_VERSION = 3
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 # Hyphenated compounds (Wi-Fi, e-mail, Wi‑Fi with a non-breaking hyphen): their parts are
@@ -26,6 +28,15 @@ _HYPHEN = re.compile(rf"[{_HYPHENS}]")
 _HUMP = re.compile(r"(?<=[a-zа-яё0-9])(?=[A-ZА-ЯЁ])")
 _NAME_SEPARATORS = re.compile(r"[/_.\s]+")
 _CYRILLIC = re.compile(r"[\u0400-\u04ff]")
+# Scripts written without spaces between words (Han, Hiragana, Katakana) and Hangul, whose
+# words carry their particles: a run of them is cut into overlapping pairs of characters
+# (`产品组` gives `产品 品组`), the unit a word of one, two or more characters is found by
+# in any run that holds it, with no dictionary to go wrong on names and new words.
+_CJK_CHARS = (
+    "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u1100-\u11ff\u3130-\u318f"
+)
+_CJK = re.compile(f"[{_CJK_CHARS}]")
+_CJK_RUN = re.compile(f"[{_CJK_CHARS}]+|[^{_CJK_CHARS}]+")
 _LATIN = re.compile(r"[a-z]")
 # Words longer than this are hashes, base64 or noise; stemming them only costs time.
 _MAX_WORD = 40
@@ -71,9 +82,27 @@ def words(text: str, joined: bool = True) -> list[str]:
     compound written together (`wi-fi` gives `wi`, `fi` and, at the end, `wifi`)."""
     low = text.lower().replace("ё", "е")
     found = _WORD.findall(low)
+    if _CJK.search(low):
+        found = [piece for w in found for piece in _pairs(w)]
     if joined and _HYPHEN.search(low):
         found += [_HYPHEN.sub("", m) for m in _COMPOUND.findall(low)]
     return found
+
+
+def _pairs(word: str) -> list[str]:
+    """`word` with each Chinese, Japanese or Korean run in it cut into overlapping pairs (a
+    run of one character stays one); the rest of it (Latin, digits) as it is."""
+    if not _CJK.search(word):
+        return [word]
+    out: list[str] = []
+    for run in _CJK_RUN.findall(word):
+        if not _CJK.match(run):
+            out.append(run)
+        elif len(run) == 1:
+            out.append(run)
+        else:
+            out += [run[i : i + 2] for i in range(len(run) - 1)]
+    return out
 
 
 def path_text(rel: str, whole: bool = True) -> str:

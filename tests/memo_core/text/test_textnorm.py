@@ -22,6 +22,11 @@ from memo_core.text.textnorm import STOPWORDS, normalize, path_text, query_terms
         ("a - b", ["a", "b"]),  # a dash between words joins nothing
         ("", []),
         ("... !!!", []),
+        # Chinese, Japanese and Korean runs: overlapping pairs, a lone character as it is.
+        ("产品组", ["产品", "品组"]),
+        ("MCP端口8080", ["mcp", "端口", "8080"]),
+        ("是 東京タワー", ["是", "東京", "京タ", "タワ", "ワー"]),
+        ("데이터 격리", ["데이", "이터", "격리"]),
     ],
 )
 def test_words_are_lowered_folded_and_compounds_joined(text: str, expected: list[str]) -> None:
@@ -61,7 +66,7 @@ def test_normalize_gives_stems_separated_by_single_spaces() -> None:
         "a" * 41 + "ing",  # longer than a word: a hash or base64, not stemmed
         "2024",
         "x86_64",
-        "日本語",  # neither Cyrillic nor Latin: as it is
+        "λόγος",  # neither Cyrillic nor Latin: as it is (Han and Kana: in pairs, above)
     ],
 )
 def test_what_is_no_word_of_either_language_is_kept_as_it_is(word: str) -> None:
@@ -145,3 +150,31 @@ def test_threads_stem_side_by_side_as_one_stemmer_does_alone() -> None:
     with ThreadPoolExecutor(8) as pool:
         together = list(pool.map(normalize, texts))
     assert together == expected
+
+
+@pytest.mark.parametrize(
+    ("note", "query"),
+    [
+        ("按产品组聚合上下文数据", "产品组"),
+        ("不同产品组的数据完全隔离", "隔离"),
+        ("東京タワーへ行く", "タワー"),
+        ("데이터를 격리합니다", "데이터"),
+    ],
+)
+def test_a_word_inside_a_run_is_found_by_its_pairs(note: str, query: str) -> None:
+    """A run of Han, Kana or Hangul was one token: no word inside it could be found."""
+    assert set(query_terms(query)) <= set(normalize(note).split())
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Как настроить бэкап restic на сервере", "How to set up backups with restic, Wi-Fi"],
+)
+def test_russian_and_english_are_normalised_as_before(text: str) -> None:
+    """No pairs where no character of those scripts is: the index of Russian and English
+    notes is the same as before them."""
+    expected = {
+        "Как настроить бэкап restic на сервере": "как настро бэкап restic на сервер",
+        "How to set up backups with restic, Wi-Fi": "how to set up backup with restic wi fi wifi",
+    }[text]
+    assert normalize(text) == expected
