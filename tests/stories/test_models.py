@@ -1,5 +1,7 @@
-"""ModelSource: asking whether a model is there never installs it and never waits for an
-install; `get` installs once, however many callers ask at once."""
+"""Models in a search and an index (`ModelSource` itself: tests/memo_core/model/test_loading.py):
+the words walked while a graph loads, a model waited for only where the index holds no
+vectors of it, a graph that fails leaving the words and saying why, a model folder setting
+that lies."""
 
 from __future__ import annotations
 
@@ -12,71 +14,6 @@ import pytest
 from tinymodels import make_tiny_model_dir
 
 from memo_core import Engine, ModelSource, ModelUnavailableError, NoticeKind, Progress
-from memo_core.model.sources import chosen_source, default_model_dir, model_dirs_of
-
-
-@pytest.fixture
-def default_setup(monkeypatch: pytest.MonkeyPatch) -> Path:
-    """No MEMO_MODEL_DIR: the default model, not installed in this test's cache."""
-    monkeypatch.delenv("MEMO_MODEL_DIR")
-    assert not default_model_dir().exists()
-    return default_model_dir()
-
-
-class Installer:
-    """Installs a tiny model where the default one goes; can be held at a gate."""
-
-    def __init__(self, source: Path, target: Path) -> None:
-        self.source, self.target = source, target
-        self.calls = 0
-        self.entered = threading.Event()
-        self.gate = threading.Event()
-        self.gate.set()
-
-    def __call__(self) -> Path:
-        self.calls += 1
-        self.entered.set()
-        assert self.gate.wait(30)
-        for target in model_dirs_of(chosen_source()):  # the default: a pair, two folders
-            shutil.copytree(self.source, target)
-        return self.target
-
-
-def test_asking_without_installing_never_installs(
-    default_setup: Path, tiny_model_dir: Path
-) -> None:
-    installer = Installer(tiny_model_dir, default_setup)
-    models = ModelSource(installer=installer)
-    with pytest.raises(ModelUnavailableError, match="memo model install"):
-        models.get(install=False)
-    assert installer.calls == 0 and not default_setup.exists()
-
-
-def test_get_installs_once_for_callers_at_once(default_setup: Path, tiny_model_dir: Path) -> None:
-    installer = Installer(tiny_model_dir, default_setup)
-    installer.gate.clear()
-    models = ModelSource(installer=installer)
-    got: list[object] = []
-    threads = [threading.Thread(target=lambda: got.append(models.get())) for _ in range(3)]
-    for t in threads:
-        t.start()
-    assert installer.entered.wait(10)
-    # While it installs, asking costs nothing and says why there is no model yet.
-    with pytest.raises(ModelUnavailableError, match="being installed"):
-        models.get(install=False)
-    installer.gate.set()
-    for t in threads:
-        t.join(30)
-    assert installer.calls == 1
-    assert len(got) == 3 and got[0] is got[1] is got[2]
-    assert models.get(install=False) is got[0]
-
-
-def test_disabled_and_fixed_sources(tiny_embedder) -> None:
-    with pytest.raises(ModelUnavailableError):
-        ModelSource(enabled=False).get()
-    fixed = ModelSource(tiny_embedder)
-    assert fixed.loaded and fixed.get() is tiny_embedder
 
 
 def broken_model(tmp_path: Path) -> Path:
@@ -93,19 +30,6 @@ def backup_note(tmp_path: Path) -> Path:
     notes.mkdir()
     (notes / "backup.md").write_text("# Backup\n\nrestic backup of the server\n", "utf-8")
     return notes
-
-
-def test_a_broken_graph_found_while_loading_is_said_and_not_kept(tmp_path: Path) -> None:
-    """`get(ready=False)` returns before the graph is loaded; the `get()` that waits for
-    it says what is wrong, and the broken model is not handed out again meanwhile."""
-    broken = broken_model(tmp_path)
-    models = ModelSource(model_dir=broken)
-    models.get(ready=False)
-    for _ in range(2):
-        with pytest.raises(ModelUnavailableError, match="onnxruntime cannot load"):
-            models.get()
-    with pytest.raises(ModelUnavailableError, match="onnxruntime cannot load"):
-        models.get(ready=False)  # the failure is remembered (RETRY_AFTER_S)
 
 
 def test_a_search_walks_while_the_model_loads(

@@ -14,7 +14,14 @@ from memo_core.errors import ModelInstallError, ModelUnavailableError
 from memo_core.model.embedder import Embedder
 from memo_core.model.loading import ModelSource
 from memo_core.model.onnx_embedder import OnnxEmbedder
-from memo_core.model.sources import DEFAULT_SOURCE, USE_SOURCE, install_command, model_dir_of
+from memo_core.model.sources import (
+    DEFAULT_SOURCE,
+    USE_SOURCE,
+    chosen_source,
+    install_command,
+    model_dir_of,
+    model_dirs_of,
+)
 
 
 def _key(e: pytest.ExceptionInfo[ModelUnavailableError]) -> str:
@@ -27,6 +34,18 @@ def use_m3(monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("MEMO_MODEL_DIR")
     monkeypatch.setenv("MEMO_MODEL", "use-m3")
     return model_dir_of(USE_SOURCE)
+
+
+@pytest.fixture
+def default_pair(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Neither MEMO_MODEL nor MEMO_MODEL_DIR: the default pair, two folders; its first's."""
+    monkeypatch.delenv("MEMO_MODEL_DIR")
+    monkeypatch.delenv("MEMO_MODEL", raising=False)
+    return model_dir_of(DEFAULT_SOURCE)
+
+
+# The chosen source either way: one model, or the default pair (two folders to install).
+CHOSEN = ["use_m3", "default_pair"]
 
 
 class Installer:
@@ -45,7 +64,9 @@ class Installer:
         assert self.gate.wait(HANG_S)
         if self.fail:
             raise ModelInstallError("install.one_wheel", name="x")
-        return Path(shutil.copytree(self.tiny, self.target))
+        for folder in model_dirs_of(chosen_source()):  # a pair: both its models
+            shutil.copytree(self.tiny, folder)
+        return self.target
 
 
 def test_a_given_embedder_is_the_model(tiny_embedder: Embedder) -> None:
@@ -85,8 +106,12 @@ def test_the_default_is_the_pair_in_the_cache(monkeypatch) -> None:
     assert ms.model_dir == model_dir_of(DEFAULT_SOURCE)
 
 
-def test_a_model_not_installed_is_said_with_the_command_and_not_installed(use_m3: Path) -> None:
-    never = Installer(Path("/nowhere"), use_m3)
+@pytest.mark.parametrize("chosen", CHOSEN)
+def test_a_model_not_installed_is_said_with_the_command_and_not_installed(
+    chosen: str, request: pytest.FixtureRequest
+) -> None:
+    target: Path = request.getfixturevalue(chosen)
+    never = Installer(Path("/nowhere"), target)
     for ms, kwargs in [
         (ModelSource(installer=never), {"install": False}),
         (ModelSource(installer=never, auto_install=False), {}),
@@ -94,9 +119,9 @@ def test_a_model_not_installed_is_said_with_the_command_and_not_installed(use_m3
         with pytest.raises(ModelUnavailableError) as e:
             ms.get(**kwargs)
         assert _key(e) == "model.not_installed"
-        assert e.value.message.params["command"] == install_command(USE_SOURCE)
+        assert e.value.message.params["command"] == install_command(chosen_source())
         assert not ms.loaded
-    assert never.calls == 0 and not use_m3.exists()
+    assert never.calls == 0 and not target.exists()
 
 
 def test_a_missing_model_is_installed_once_then_loaded(tiny_model_dir: Path, use_m3: Path) -> None:
@@ -108,8 +133,11 @@ def test_a_missing_model_is_installed_once_then_loaded(tiny_model_dir: Path, use
     assert installer.calls == 1
 
 
-def test_callers_at_once_share_one_install(tiny_model_dir: Path, use_m3: Path) -> None:
-    installer = Installer(tiny_model_dir, use_m3)
+@pytest.mark.parametrize("chosen", CHOSEN)
+def test_callers_at_once_share_one_install(
+    tiny_model_dir: Path, chosen: str, request: pytest.FixtureRequest
+) -> None:
+    installer = Installer(tiny_model_dir, request.getfixturevalue(chosen))
     installer.gate.clear()
     ms = ModelSource(installer=installer)
     got: list[Embedder] = []
@@ -125,6 +153,7 @@ def test_callers_at_once_share_one_install(tiny_model_dir: Path, use_m3: Path) -
         t.join(HANG_S)
     assert len(got) == 3 and all(m is got[0] for m in got)
     assert installer.calls == 1
+    assert ms.get(install=False) is got[0]  # installed: asking without installing has it
 
 
 def test_a_failed_install_is_said_and_not_tried_again_at_once(use_m3: Path) -> None:
@@ -219,3 +248,7 @@ def test_a_graph_that_fails_loading_is_dropped_and_said(tiny_model_dir: Path, tm
     assert _key(e) == "modeldir.broken"
     assert not ms.loaded  # not kept: loaded again after a while
     assert not model.usable()
+    for ready in (True, False):  # meanwhile the failure is remembered, not loaded again
+        with pytest.raises(ModelUnavailableError) as again:
+            ms.get(ready=ready)
+        assert _key(again) == "modeldir.broken"
