@@ -2,7 +2,7 @@
 
 The engine answers with data (hits, statuses, notices, file notes); every word a user sees
 is chosen here, once, for both front ends, from `lang`'s texts, in the reader's language
-(`lang`: Russian unless a front end passes the one MEMO_LANG names), and an answer is fit_to_budget
+(`lang`: Russian unless a front end passes the one MEMO_LANG names), and an answer is fitted
 into the reader's budget of characters as that reader reads it (`fit_to_budget`).
 """
 

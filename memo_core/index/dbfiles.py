@@ -59,7 +59,7 @@ class Mark(Enum):
 
 def inspect(path: Path, *, with_schema: bool = True) -> tuple[Mark, Message | None]:
     """Whose database is at `path`, found from its files' bytes without writing anything; for
-    a foreign one, which file is not memo's and why, as a sentence. `schema` False: a file
+    a foreign one, which file is not memo's and why, as a sentence. `with_schema` False: a file
     with memo's mark is memo's whatever its schema holds (for an opener, which checks the
     schema on its own connection, from the snapshot it reads: once is enough)."""
     mark, what = _database_mark(path, with_schema)

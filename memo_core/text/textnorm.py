@@ -96,12 +96,10 @@ def _pairs(word: str) -> list[str]:
         return [word]
     out: list[str] = []
     for run in _CJK_RUN.findall(word):
-        if not _CJK.match(run):
-            out.append(run)
-        elif len(run) == 1:
-            out.append(run)
-        else:
+        if len(run) > 1 and _CJK.match(run):
             out += [run[i : i + 2] for i in range(len(run) - 1)]
+        else:
+            out.append(run)
     return out
 
 
