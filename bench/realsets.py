@@ -8,10 +8,10 @@ the top 3, and nDCG@10, per site and direction.
 Each set in bench/realsets/<name>/ (SOURCE.md says where its pages come from and under which
 licence) is a corpus of Markdown pages (`corpus.tar.xz`, unpacked once into the work folder;
 a top-level README.md is added where the pages have none, so the folder is one collection,
-as a user pointing memo at it gets) and questions written as readers ask them, in Russian
-and English (`questions.jsonl`: text, language, and the pages that answer, graded 2 for the
-best and 1 for another that answers too). A set's name ends in its pages' language, so its
-questions give two directions (the question's language → the pages').
+as a user pointing memo at it gets) and questions written as readers ask them, in the
+pages' language and others (`questions.jsonl`: text, language, and the pages that answer,
+graded 2 for the best and 1 for another that answers too). A set's name ends in its pages'
+language, so its questions give a direction each (the question's language → the pages').
 
 Searches run through the engine as a user's do (`Searcher.search`, k=10, no refresh). "First"
 and "top 3" read the hits as a reader sees them (a page counts once it is shown);
@@ -69,6 +69,12 @@ def questions(name: str, split: str = "all", sets: Path = SETS) -> list[dict]:
     return out
 
 
+def languages(qs: list[dict]) -> list[str]:
+    """The questions' languages: English and Russian first, then the rest by name."""
+    found = {q["lang"] for q in qs}
+    return [x for x in ("en", "ru") if x in found] + sorted(found - {"en", "ru"})
+
+
 def names(sets: Path = SETS) -> list[str]:
     return sorted(p.parent.name for p in sets.glob("*/questions.jsonl"))
 
@@ -100,10 +106,8 @@ def run(args: argparse.Namespace) -> dict:
         qs = questions(name, args.split, args.sets_dir)
         site = name.rsplit("-", 1)[-1]
         with C.searcher(root, embedder, tuning) as s:
-            for lang in ("en", "ru"):
+            for lang in languages(qs):
                 mine = [q for q in qs if q["lang"] == lang]
-                if not mine:
-                    continue
                 label = f"{name[: -len(site) - 1]} {lang}→{site}"
                 for mode in modes:
                     t0 = time.perf_counter()

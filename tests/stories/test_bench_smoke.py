@@ -342,8 +342,9 @@ def test_realsets_smoke(tmp_path: Path, model_dir: Path, monkeypatch: pytest.Mon
 
 
 def test_the_real_question_sets_are_whole() -> None:
-    """Every set in bench/realsets/ holds what realsets.py reads: unique questions in both
-    languages, each with a best answer that is one of its pages, and where it comes from."""
+    """Every set in bench/realsets/ holds what realsets.py reads: at least 60 unique
+    questions in its pages' language (its name's end) and more in others, each with a best
+    answer that is one of its pages, and where it comes from."""
     import tarfile
 
     realsets = _load("realsets")
@@ -353,10 +354,10 @@ def test_the_real_question_sets_are_whole() -> None:
         with tarfile.open(realsets.SETS / name / "corpus.tar.xz") as tar:
             pages = {m.name.removeprefix("./") for m in tar.getmembers() if m.isfile()}
         qs = realsets.questions(name)
-        assert len(qs) >= 100 and len({q["id"] for q in qs}) == len({q["text"] for q in qs}) == len(
-            qs
-        )
-        assert {q["lang"] for q in qs} == {"en", "ru"}
+        assert len({q["id"] for q in qs}) == len({q["text"] for q in qs}) == len(qs)
+        own = name.rsplit("-", 1)[-1]
+        assert sum(q["lang"] == own for q in qs) >= 60, name
+        assert len(realsets.languages(qs)) >= 2, name  # a second direction too
         for q in qs:
             assert max(q["answers"].values()) == 2 and set(q["answers"]) <= pages, q["id"]
         assert "licen" in (realsets.SETS / name / "SOURCE.md").read_text(encoding="utf-8").lower()
