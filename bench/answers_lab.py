@@ -1,7 +1,7 @@
 """The answers lab: every lever of "Answers, round 3" tried offline on many sets at once.
 
     python bench/answers_lab.py [--sets scifact,office,real] [--split train|test|all]
-        [--pages 1500] [--report levers,stacks,look,depth,agree,fusion,floor,floors]
+        [--pages 1500] [--report levers,stacks,look,depth,agree,fusion,floor,floors,sentmodel]
 
 For each set the engine's index is built once (words, e5-small's passage vectors), and the
 lab adds, cached beside it: use-m3's passage vectors, e5's sentence vectors (the passage's
@@ -598,7 +598,10 @@ def main(argv: list[str] | None = None) -> None:
     tuning = C.tuning_from()
     qsets = make_sets(args, e5, use, tuning)
     for report in args.report.split(","):
-        REPORTS[report](qsets)
+        if report == "sentmodel":  # the one report that embeds anew
+            report_sentmodel(qsets, use, args.workdir)
+        else:
+            REPORTS[report](qsets)
 
 
 def report_levers(qsets: list[QSet]) -> None:
@@ -816,6 +819,46 @@ def report_depth(qsets: list[QSet]) -> None:
                     STACK, second_depth=depth, look_norm=norm, second_look=mu
                 )
     show(qsets, pols)
+
+
+def report_sentmodel(qsets: list[QSet], use: Any, workdir: Path) -> None:
+    """The second look's sentence vectors by e5-small (today), by use-m3 (about a fifth of
+    the pass's time), and both models' cosines mixed (max, mean), under the stack."""
+    from dataclasses import replace
+
+    from memo_core.text.sentences import sentences
+
+    by_corpus: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for s in qsets:
+        c = s.corpus
+        if id(c) not in by_corpus:
+            flat = [x for t in c.text for x in (sentences(t) or [t[:300]])]
+            path = workdir / "lab" / f"usesent-{_digest(flat)}.npy"
+            owner = np.repeat(np.arange(len(c.ids)), np.diff(c.sent_start))
+            by_corpus[id(c)] = (_cached_array(path, lambda f=flat: use.embed(f)), owner)
+        vecs, owner = by_corpus[id(c)]
+        qvecs = use.embed([q.text for q in s.queries], query=True)
+        for q, qv in zip(s.queries, qvecs, strict=True):
+            cs = np.full(len(c.ids), -1.0, np.float32)
+            np.maximum.at(cs, owner, vecs @ qv)
+            q.cs_by = {"e5": q.cs.astype(np.float32), "use": cs}  # type: ignore[attr-defined]
+    pick = {
+        "e5": lambda b: b["e5"],
+        "use": lambda b: b["use"],
+        "max": lambda b: np.maximum(b["e5"], b["use"]),
+        "mean": lambda b: (b["e5"] + b["use"]) / 2,
+    }
+    for which, f in pick.items():
+        for s in qsets:
+            for q in s.queries:
+                q.cs = f(q.cs_by).astype(np.float16)  # type: ignore[attr-defined]
+        print(f"== sentences by {which}", flush=True)
+        pols = {"stack": STACK, "stack vec": replace(STACK, mode="vec")}
+        if which == "use":
+            for mu in (0.4, 0.8):
+                pols[f"look {mu:g}"] = replace(STACK, second_look=mu)
+                pols[f"look {mu:g} vec"] = replace(STACK, second_look=mu, mode="vec")
+        show(qsets, pols, base="stack")
 
 
 REPORTS: dict[str, Callable[[list[QSet]], Any]] = {

@@ -394,7 +394,7 @@ def test_answers_lab_smoke(
     _load("answers_lab").main(
         ["--sets", "scifact", "--scifact", str(dataset), "--e5", str(model_dir),
          "--use", str(second), "--workdir", str(tmp_path / "work"), "--gibberish", "3",
-         "--report", "levers,stacks"]
+         "--report", "levers,stacks,sentmodel"]
     )  # fmt: skip
     out = capsys.readouterr().out
     # Every query of the tiny set finds its note first, under every policy.
@@ -402,6 +402,7 @@ def test_answers_lab_smoke(
     ndcg = [r for r in rows if len(r) >= 2 and r[1][:1].isdigit() and "gibberish" not in r]
     assert len(ndcg) >= 4 and all(r[1].startswith("1.0000") for r in ndcg), out
     assert "gibberish silenced" in out
+    assert "== sentences by use" in out  # the second look by the other model too
 
 
 # -- the parallel office-dev sets, in miniature -------------------------------------------------
