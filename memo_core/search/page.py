@@ -30,6 +30,9 @@ SHINGLE = 3
 # A passage of fewer words is never a copy of another: short ones say alike what differs
 # ("see also", a one-line note) and are cheap to show.
 MIN_COPY_WORDS = 12
+# Characters a whitespace-separated word has at most on average in a text written with
+# spaces between words; more, and the text's words are found as the index finds them.
+SPACED = 20
 # Names of folders where old copies are kept aside.
 ARCHIVED = frozenset(
     "archive archived archives old deprecated legacy obsolete outdated attic "
@@ -47,20 +50,28 @@ class Shown(Generic[T]):
     also_in: list[str] = field(default_factory=list)
 
 
-def shingles(text: str) -> frozenset[int]:
-    """The hashes of the text's word 3-grams (its words lower-cased, ё as е); none for a
-    text of fewer than MIN_COPY_WORDS words."""
-    words = textnorm.words(text, joined=False)
+Shingles = frozenset[tuple[str, ...]]
+
+
+def shingles(text: str) -> Shingles:
+    """The text's 3-grams of whitespace-separated words (lower-cased, ё as е); none for a
+    text of fewer than MIN_COPY_WORDS words. A copy repeats its original's words, spaces
+    and punctuation alike, so splitting at spaces tells copies apart as well as words do,
+    at a quarter of the time: a warm search makes these for every passage of its window
+    (with textnorm's words and a Python loop, a third of a search by words)."""
+    words = text.lower().replace("ё", "е").split()
+    if len(text) > SPACED * len(words):  # written without spaces (Chinese, Japanese)
+        words = textnorm.words(text, joined=False)  # its characters in pairs
     if len(words) < MIN_COPY_WORDS:
         return frozenset()
-    return frozenset(hash(tuple(words[i : i + SHINGLE])) for i in range(len(words) - 2))
+    return frozenset(zip(*(words[i:] for i in range(SHINGLE)), strict=False))
 
 
-def overlap(a: frozenset[int], b: frozenset[int]) -> float:
+def overlap(a: Shingles, b: Shingles) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
-def copies(a: frozenset[int], b: frozenset[int]) -> bool:
+def copies(a: Shingles, b: Shingles) -> bool:
     """Whether two passages' shingles overlap by NEAR_DUPLICATE or more. Most pairs differ
     in size beyond what such an overlap allows (|a ∩ b| / |a ∪ b| is at most the smaller
     over the larger): those are told apart without a set operation."""
@@ -88,7 +99,7 @@ def collapsed(
     another is not (it takes the place of the best ranked)."""
     wanted = set(terms)
     shown: list[Shown[T]] = []
-    seen: list[tuple[frozenset[int], _Held]] = []
+    seen: list[tuple[Shingles, _Held]] = []
     for item in items:
         body = text(item)
         own, held = shingles(body), _Held(body, wanted)

@@ -83,6 +83,21 @@ def test_a_copy_is_weighed_against_the_copy_shown_not_the_one_it_replaced() -> N
     assert fold(items, ["check"]) == [("howto/b.md", ["archive/a.md"]), ("notes/c.md", [])]
 
 
+@pytest.mark.parametrize(
+    ("original", "copy"),
+    [
+        (TEXT, TEXT.replace("folder,", "folder ,").upper()),  # case and spacing aside
+        (
+            "要恢复一个文件夹，先列出所有快照，然后用目标文件夹和包含模式运行恢复命令，取回需要的文件夹。",
+            "要恢复一个文件夹，先列出所有快照，然后用目标文件夹和包含模式运行恢复命令，取回需要的文件。",
+        ),  # no spaces between words: a copy still, by pairs of characters
+    ],
+    ids=["spaced", "unspaced"],
+)
+def test_copies_are_found_in_spaced_and_unspaced_scripts(original: str, copy: str) -> None:
+    assert fold([("a.md", original), ("b.md", copy)]) == [("a.md", ["b.md"])]
+
+
 def test_short_passages_are_never_copies() -> None:
     assert fold([("a.md", "See also: restore."), ("b.md", "See also: restore.")]) == [
         ("a.md", []),
