@@ -10,7 +10,6 @@ import shutil
 from pathlib import Path
 
 import apsw
-
 import pytest
 from conftest import REPO, write_notes
 
