@@ -27,7 +27,7 @@ from memo_core.model.embedder import Embedder
 from memo_core.text import textnorm
 from memo_core.text.chunking import Chunk, Note, parse_note
 from memo_core.text.frontmatter import FrontMatter
-from memo_core.text.languages import passage_languages
+from memo_core.text.passagelang import passage_languages
 from memo_core.text.sentences import sentences
 from memo_core.text.titles import embedded_heading, lead_of
 from memo_core.tuning import Tuning

@@ -38,7 +38,7 @@ from memo_core.index.vecstorage import VectorSlots
 from memo_core.text import textnorm
 from memo_core.text.chunking import Chunk
 from memo_core.text.frontmatter import normalize_tag
-from memo_core.text.languages import ENGLISH
+from memo_core.text.passagelang import ENGLISH
 from memo_core.text.textnorm import Group
 from memo_core.values import FileNote
 
@@ -347,7 +347,7 @@ class Store:
     def insert_chunk(
         self, file_id: int, seq: int, c: Chunk, h: str, path_words: str, lang: str
     ) -> int:
-        """A new chunk whose Latin words are in `lang` (`languages.latin_language`); FTS5
+        """A new chunk whose Latin words are in `lang` (`passagelang.latin_language`); FTS5
         gets its body and, as its heading, the heading path and the words of the note's path
         and front matter (`path_words`, normalised in `lang`), all as normalised words."""
         self.db.execute(
@@ -365,7 +365,7 @@ class Store:
         return cid
 
     def _count_languages(self) -> None:
-        """Record how many chunks' words each language has (`languages`), as the
+        """Record how many chunks' words each language has (`passagelang`), as the
         transaction leaves them."""
         counts = dict(self.db.execute("SELECT lang, count(*) FROM chunks GROUP BY lang"))
         self.set_meta("languages", json.dumps(counts, sort_keys=True))

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from memo_core.text import textnorm
-from memo_core.text.languages import ENGLISH
+from memo_core.text.passagelang import ENGLISH
 
 # Word 3-shingles two passages must share (Jaccard) to be copies: on the real question
 # sets (bench/realsets.py --near-duplicate) .7 folds 12 top-3 hits' copies and loses no

@@ -10,7 +10,7 @@ from functools import cached_property, lru_cache
 from memo_core.errors import InvalidArgumentError
 from memo_core.files.scope import Scope
 from memo_core.text import textnorm
-from memo_core.text.languages import ENGLISH
+from memo_core.text.passagelang import ENGLISH
 from memo_core.text.textnorm import Group
 from memo_core.tuning import Tuning
 from memo_core.values import (

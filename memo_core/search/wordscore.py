@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from memo_core.index.rows import ChunkRow
 from memo_core.index.store import Store
 from memo_core.text import textnorm
-from memo_core.text.languages import ENGLISH
+from memo_core.text.passagelang import ENGLISH
 from memo_core.text.textnorm import Group
 from memo_core.tuning import Tuning
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence, Set
 from dataclasses import dataclass
 
 from memo_core.text import textnorm
-from memo_core.text.languages import ENGLISH
+from memo_core.text.passagelang import ENGLISH
 from memo_core.values import CUT
 
 # About a screenful of a note: 8 hits of this stay near 6,000 characters with their

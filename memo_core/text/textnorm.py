@@ -3,7 +3,7 @@ and Chinese, Japanese and Korean runs cut into overlapping pairs of characters.
 
 A word is stemmed in the language its script says (Cyrillic: Russian; Greek, Arabic,
 Armenian: their own), a Latin one in its passage's language
-(`languages`: English unless the passage's function words clearly say another). A query
+(`passagelang`: English unless the passage's function words clearly say another). A query
 does not know which language the passages that answer it are in, so each of its words
 becomes a group of its stems in every language the index holds (`query_groups`).
 
@@ -22,7 +22,7 @@ from functools import lru_cache
 
 import Stemmer
 
-from memo_core.text.languages import ENGLISH
+from memo_core.text.passagelang import ENGLISH
 
 # Bump whenever a change here can normalise a word differently: indexes record it and rebuild.
 NORMALIZER_VERSION = 4
@@ -146,7 +146,7 @@ def path_text(rel: str, whole: bool = True) -> str:
 
 def normalize(text: str, lang: str = ENGLISH) -> str:
     """Text as stored in the FTS5 index: stems separated by single spaces (`lang`: the
-    language of its Latin words, `languages.latin_language`)."""
+    language of its Latin words, `passagelang.latin_language`)."""
     return " ".join(_stem(w, lang) for w in words(text))
 
 

@@ -1,4 +1,4 @@
-"""memo_core.text.languages: the language a passage's Latin words are stemmed in, read from
+"""memo_core.text.passagelang: the language a passage's Latin words are stemmed in, read from
 its function words; English unless another clearly has more, and never on what code,
 commands and identifiers are made of."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from memo_core.text.languages import ENGLISH, latin_language, passage_languages
+from memo_core.text.passagelang import ENGLISH, latin_language, passage_languages
 
 
 @pytest.mark.parametrize(
