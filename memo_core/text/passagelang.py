@@ -20,7 +20,9 @@ taken for another language.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 ENGLISH = "english"
 # A passage needs this many function words of a language…
@@ -88,47 +90,58 @@ for _lang, _words in _WORDS.items():
     for _w in _words:
         _LANGS_OF[_w] = (*_LANGS_OF.get(_w, ()), _lang)
 
-LANGUAGES = frozenset(_WORDS)
 _WORD = re.compile(r"\w+")
-# A letter of the Latin script (Basic Latin, Latin-1, Latin Extended A and B, Additional).
+# Letters of the Latin script (Basic Latin, Latin-1, Latin Extended A and B, Additional),
+# and those of any other.
 _LATIN = re.compile(r"[a-z\u00c0-\u024f\u1e00-\u1eff]")
-_LETTER = re.compile(r"[^\W\d_]")
+_OTHER = re.compile(r"[^\W\d_a-z\u00c0-\u024f\u1e00-\u1eff]")
 
 
 def latin_language(text: str, otherwise: str = ENGLISH) -> str:
     """The Snowball language `text`'s Latin-script words are stemmed in: the one its
     function words clearly say (see the module's docstring), else `otherwise` (a passage's
     note's language: a short passage says too little)."""
-    return _said(text) or otherwise
+    return _Signal.of(text).said() or otherwise
 
 
 def passage_languages(passages: Sequence[str]) -> list[str]:
     """The language of each of a note's passages' Latin words: its own where its function
     words say it, else its note's (all of them together; English where they say nothing):
     a short passage, a list of terms, a table, says too little, and its note says more."""
-    note = latin_language("\n".join(passages))
-    return [latin_language(p, note) for p in passages]
+    signals = [_Signal.of(p) for p in passages]
+    note = sum(signals, _Signal()).said() or ENGLISH
+    return [s.said() or note for s in signals]
 
 
-def _said(text: str) -> str | None:
-    """The language `text`'s function words clearly say (English where it holds MIN_HITS
-    English ones and no other language wins), or None where they say too little."""
-    hits = dict.fromkeys(_WORDS, 0)
-    latin = other = 0
-    for w in _WORD.findall(text.lower()):
-        for lang in _LANGS_OF.get(w, ()):
-            hits[lang] += 1
-        if _LATIN.search(w):
-            latin += 1
-        elif _LETTER.search(w):
-            other += 1
-    # Latin words in a passage written mostly in another script (Russian prose) are names,
-    # commands and code: English, as memo has always stemmed them.
-    if other > latin:
-        return ENGLISH
-    english = hits.pop(ENGLISH)
-    best, second = sorted(hits.items(), key=lambda kv: -kv[1])[:2]
-    lang, n = best
-    if n >= MIN_HITS and n >= ENGLISH_MARGIN * english and n > second[1]:
-        return lang
-    return ENGLISH if english >= MIN_HITS else None
+@dataclass
+class _Signal:
+    """What a text's words say of its language: each language's function words in it, and
+    its letters in the Latin script and in others (a note's is the sum of its passages')."""
+
+    hits: Counter[str] = field(default_factory=Counter)
+    latin: int = 0
+    other: int = 0
+
+    @classmethod
+    def of(cls, text: str) -> _Signal:
+        low = text.lower()
+        hits = Counter(lang for w in _WORD.findall(low) for lang in _LANGS_OF.get(w, ()))
+        return cls(hits, len(_LATIN.findall(low)), len(_OTHER.findall(low)))
+
+    def __add__(self, more: _Signal) -> _Signal:
+        return _Signal(self.hits + more.hits, self.latin + more.latin, self.other + more.other)
+
+    def said(self) -> str | None:
+        """The language the function words clearly say (English where there are MIN_HITS
+        English ones and no other language wins), or None where they say too little."""
+        # Latin words in a text written mostly in another script (Russian prose) are names,
+        # commands and code: English, as memo has always stemmed them.
+        if self.other > self.latin:
+            return ENGLISH
+        english = self.hits[ENGLISH]
+        ranked = [(n, lang) for lang, n in self.hits.most_common(3) if lang != ENGLISH]
+        n, lang = ranked[0] if ranked else (0, ENGLISH)
+        second = ranked[1][0] if len(ranked) > 1 else 0
+        if n >= MIN_HITS and n >= ENGLISH_MARGIN * english and n > second:
+            return lang
+        return ENGLISH if english >= MIN_HITS else None
