@@ -33,7 +33,8 @@ __all__ = [
 # 5: front matter parsed (a block its parser rejects is text, as it reads); the parser has
 # its own version (frontmatter.PARSER_VERSION), recorded beside this one.
 # 6: a chunk records the line where its text begins (`Chunk.text_line`), below its heading.
-CHUNKER_VERSION = 6
+# 7: nothing inside an HTML comment block is a heading.
+CHUNKER_VERSION = 7
 # A heading path is cut here (every chunk stores its own: a 12,000-word title under 2,000
 # sections would otherwise store 2,000 copies of it); a longer title stays whole in the text.
 MAX_HEADING_CHARS = 200
@@ -179,12 +180,16 @@ def _scan(lines: list[str], start: int) -> tuple[list[_Heading], dict[int, int]]
     fence: tuple[str, int, int] | None = None  # fence char, its length, opening index
     para = -1  # first line of the open paragraph; -1 when none is open
     setext_ok = False  # whether that paragraph may become a setext heading
+    comment = False  # inside an HTML comment block: nothing in it is a heading
     for i in range(start, len(lines)):
         line = lines[i]
         if fence is not None:
             if _indent(line) < 4 and _fence_closes(line.lstrip(" "), fence[0], fence[1]):
                 fences[fence[2]] = i
                 fence = None
+            continue
+        if comment:
+            comment = "-->" not in line
             continue
         if not line.strip():
             para = -1
@@ -196,6 +201,11 @@ def _scan(lines: list[str], start: int) -> tuple[list[_Heading], dict[int, int]]
         ch = s[0]
         if ch in "`~" and (opened := _fence_opens(s)):
             fence, para = (opened[0], opened[1], i), -1
+        elif s.startswith("<!--"):
+            # An HTML block (CommonMark's kind 2) to the line holding `-->`: translators
+            # keep the original there (`<!--\n## Motivation\n…-->` above `## 动机`), which
+            # no reader sees as a heading. Its words are still the note's and are found.
+            comment, para = "-->" not in s[4:], -1
         elif ch == "#" and (atx := _atx(s)):
             headings.append((i, i, atx[0], atx[1]))
             para = -1

@@ -69,6 +69,20 @@ CASES: list[tuple[str, str, list[tuple[int, str, str]]]] = [
         "para\n# H\n---\nx",
         [(1, "", "para"), (2, "H", "---\nx")],
     ),
+    # --- HTML comments: a translation's original kept above it is no heading
+    (
+        "heading-in-html-comment",
+        "<!--\n## Motivation\nWhy.\n-->\n## 动机\n为什么",
+        [(1, "", "<!--\n## Motivation\nWhy.\n-->"), (5, "动机", "为什么")],
+    ),
+    ("one-line-comment", "<!-- a -->\n# H\nx", [(1, "", "<!-- a -->"), (2, "H", "x")]),
+    ("unclosed-comment-to-the-end", "<!--\n# no\n# still", [(1, "", "<!--\n# no\n# still")]),
+    ("indented-comment-is-code", "    <!--\n# yes\ny", [(1, "", "    <!--"), (2, "yes", "y")]),
+    (
+        "comment-in-a-fence",
+        "```\n<!--\n```\n# yes\ny",
+        [(1, "", "```\n<!--\n```"), (4, "yes", "y")],
+    ),
     # --- fenced code
     (
         "hash-in-backtick-fence",
