@@ -34,21 +34,20 @@ def candidates(
     candidates scoring more only (`ranking.VectorBar`). Its scope's `under` is read from
     the path searched, where `c` is the folder `below` ('/'-separated; "": the path
     itself)."""
-    # Each query word as any language of this collection's passages stems it.
-    found = Candidates(c, store, groups=query.groups(store.languages()))
+    found = Candidates(c, store)
     mode = query.mode
     # The word statistics stay the whole collection's, as FTS5's BM25 weighs the words
     # by, even where nothing here is in scope: a passage scores the same in a scoped search
     # as in any other.
     if stats and mode != "vec":
-        found.chunks, found.term_docs = store.term_stats(found.groups)
+        found.chunks, found.term_docs = store.term_stats(query.terms)
     among = c.in_scope(store, query.scope, below) if query.scope else None
     if among is not None and not len(among):
         return found  # nothing here is in scope
     # `among` None: every chunk (no scope, or one that leaves nothing out here).
     if mode != "vec":
         found.words = word_candidates(
-            store, found.groups, wanted, c.tuning, scoped=among is not None
+            store, query.terms, wanted, c.tuning, scoped=among is not None
         )
     if qvec is not None and mode != "lex":
         vectors = c.vectors(store)

@@ -16,12 +16,11 @@ an archive is kept and another does not.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from memo_core.text import textnorm
-from memo_core.text.passagelang import ENGLISH
 
 # Word 3-shingles two passages must share (Jaccard) to be copies: on the real question
 # sets (bench/realsets.py --near-duplicate) .7 folds 12 top-3 hits' copies and loses no
@@ -91,21 +90,19 @@ def collapsed(
     text: Callable[[T], str],
     path: Callable[[T], str],
     note: Callable[[T], Hashable],
-    terms: Iterable[str] = (),
+    terms: Sequence[str] = (),
     aside: Callable[[T], bool] = lambda _item: False,
-    lang: Callable[[T], str] = lambda _item: ENGLISH,
 ) -> list[Shown[T]]:
     """`items` (best first) with each copy of a passage shown above it folded into that
-    one (`also_in` its path): a copy holds none of the query's `terms` (stems, its words
-    stemmed in its `lang`) that the one shown lacks. Of copies, the one shown is not one
-    kept `aside` (`archived`) where another is not (it takes the place of the best
-    ranked)."""
+    one (`also_in` its path): a copy holds none of the query's `terms` (stems) that the one
+    shown lacks. Of copies, the one shown is not one kept `aside` (`archived`) where
+    another is not (it takes the place of the best ranked)."""
     wanted = set(terms)
     shown: list[Shown[T]] = []
     seen: list[tuple[Shingles, _Held]] = []
     for item in items:
         body = text(item)
-        own, held = shingles(body), _Held(body, wanted, lang(item))
+        own, held = shingles(body), _Held(body, wanted)
         twin = next(
             (
                 i
@@ -136,14 +133,14 @@ class _Held:
     """The query's words (stems) a passage holds, found only when asked: most passages
     are no one's copy, and stemming every one of them cost a warm search most of its time."""
 
-    def __init__(self, body: str, wanted: set[str], lang: str) -> None:
-        self._body, self._wanted, self._lang = body, wanted, lang
+    def __init__(self, body: str, wanted: set[str]) -> None:
+        self._body, self._wanted = body, wanted
         self._words: set[str] | None = None
 
     def words(self) -> set[str]:
         if self._words is None:
             self._words = (
-                set(textnorm.normalize(self._body, self._lang).split()) & self._wanted
+                set(textnorm.normalize(self._body).split()) & self._wanted
                 if self._wanted
                 else set()
             )

@@ -1,12 +1,6 @@
 """Word normalisation shared by indexing and querying: lowercase, ё→е, Snowball stems,
 and Chinese, Japanese and Korean runs cut into overlapping pairs of characters.
 
-A word is stemmed in the language its script says (Cyrillic: Russian; Greek, Arabic,
-Armenian: their own), a Latin one in its passage's language
-(`passagelang`: English unless the passage's function words clearly say another). A query
-does not know which language the passages that answer it are in, so each of its words
-becomes a group of its stems in every language the index holds (`query_groups`).
-
 FTS5's unicode61 tokenizer neither folds ё nor stems Russian, and takes a run of Han
 characters between two punctuation marks for one word (so no word inside it is ever
 found), so memo normalises in Python and hands FTS5 space-separated terms; the query goes
@@ -17,15 +11,12 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable
 from functools import lru_cache
 
 import Stemmer
 
-from memo_core.text.passagelang import ENGLISH
-
 # Bump whenever a change here can normalise a word differently: indexes record it and rebuild.
-NORMALIZER_VERSION = 4
+NORMALIZER_VERSION = 3
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 # Hyphenated compounds (Wi-Fi, e-mail, Wi‑Fi with a non-breaking hyphen): their parts are
@@ -37,15 +28,6 @@ _HYPHEN = re.compile(rf"[{_HYPHENS}]")
 _HUMP = re.compile(r"(?<=[a-zа-яё0-9])(?=[A-ZА-ЯЁ])")
 _NAME_SEPARATORS = re.compile(r"[/_.\s]+")
 _CYRILLIC = re.compile(r"[\u0400-\u04ff]")
-# Scripts that say their language (Snowball's name for it), Cyrillic first as ever. Not
-# Devanagari or Tamil, which Snowball stems too: `\w` ends a word at their vowel signs
-# (combining marks), so their words reach the stemmer in pieces.
-_SCRIPTS = [
-    (_CYRILLIC, "russian"),
-    (re.compile(r"[\u0370-\u03ff\u1f00-\u1fff]"), "greek"),
-    (re.compile(r"[\u0600-\u06ff\u0750-\u077f\u08a0-\u08ff\ufb50-\ufdff\ufe70-\ufeff]"), "arabic"),
-    (re.compile(r"[\u0530-\u058f]"), "armenian"),
-]
 # Scripts written without spaces between words (Han, Hiragana, Katakana) and Hangul, whose
 # words carry their particles: a run of them is cut into overlapping pairs of characters
 # (`产品组` gives `产品 品组`), the unit a word of one, two or more characters is found by
@@ -56,23 +38,17 @@ _CJK_CHARS = (
 _CJK = re.compile(f"[{_CJK_CHARS}]")
 _CJK_RUN = re.compile(f"[{_CJK_CHARS}]+|[^{_CJK_CHARS}]+")
 _LATIN = re.compile(r"[a-z]")
-# A query word's stems, one a language an index holds, the first leading (`query_groups`).
-Group = tuple[str, ...]
 # Words longer than this are hashes, base64 or noise; stemming them only costs time.
 _MAX_WORD = 40
 
 
 class _Stemmers(threading.local):
     """This thread's stemmers: PyStemmer forbids concurrent calls on one instance, and
-    indexing, searching and refreshes stem on threads of their own (each made on first use)."""
+    indexing, searching and refreshes stem on threads of their own (made on first use)."""
 
     def __init__(self) -> None:
-        self.made: dict[str, Stemmer.Stemmer] = {}
-
-    def stem(self, lang: str, word: str) -> str:
-        if lang not in self.made:
-            self.made[lang] = Stemmer.Stemmer(lang)
-        return str(self.made[lang].stemWord(word))
+        self.ru = Stemmer.Stemmer("russian")
+        self.en = Stemmer.Stemmer("english")
 
 
 _stemmers = _Stemmers()
@@ -91,15 +67,13 @@ STOPWORDS = frozenset(
 
 
 @lru_cache(maxsize=200_000)
-def _stem(word: str, lang: str) -> str:
-    """`word`'s stem: in its script's language, a Latin word in `lang`."""
+def _stem(word: str) -> str:
     if len(word) > _MAX_WORD:
         return word
-    for script, its_lang in _SCRIPTS:
-        if script.search(word):
-            return _stemmers.stem(its_lang, word)
+    if _CYRILLIC.search(word):
+        return _stemmers.ru.stemWord(word)
     if _LATIN.search(word):
-        return _stemmers.stem(lang, word)
+        return _stemmers.en.stemWord(word)
     return word
 
 
@@ -144,33 +118,19 @@ def path_text(rel: str, whole: bool = True) -> str:
     return " ".join(p for p in parts if p)
 
 
-def normalize(text: str, lang: str = ENGLISH) -> str:
-    """Text as stored in the FTS5 index: stems separated by single spaces (`lang`: the
-    language of its Latin words, `passagelang.latin_language`)."""
-    return " ".join(_stem(w, lang) for w in words(text))
+def normalize(text: str) -> str:
+    """Text as stored in the FTS5 index: stems separated by single spaces."""
+    return " ".join(_stem(w) for w in words(text))
 
 
-def query_terms(query: str, limit: int = 64, joined: bool = True, lang: str = ENGLISH) -> list[str]:
-    """Distinct stems of a user query (Latin words in `lang`), stopwords dropped unless
-    nothing else is left (`joined`: hyphenated compounds also written together, as `words`
-    does)."""
-    return [group[0] for group in query_groups(query, (lang,), limit, joined)]
-
-
-def query_groups(
-    query: str, langs: Iterable[str], limit: int = 64, joined: bool = True
-) -> list[Group]:
-    """A group a distinct query word (`query_terms`' stem, in the first of `langs`, leads
-    it): its distinct stems in each of `langs`, any of which a passage may hold for it.
-    A word in a script that says its language has one; so has every word where `langs`
-    is one language."""
-    order = list(dict.fromkeys(langs))
+def query_terms(query: str, limit: int = 64, joined: bool = True) -> list[str]:
+    """Distinct stems of a user query, stopwords dropped unless nothing else is left
+    (`joined`: hyphenated compounds also written together, as `words` does)."""
     ws = words(query, joined)
     kept = [w for w in ws if w not in STOPWORDS] or ws
-    groups: dict[str, dict[str, None]] = {}
+    seen: dict[str, None] = {}
     for w in kept:
-        stems = [_stem(w, lang) for lang in order]
-        if stems[0] not in groups and len(groups) >= limit:
+        seen.setdefault(_stem(w), None)
+        if len(seen) >= limit:
             break
-        groups.setdefault(stems[0], {}).update(dict.fromkeys(stems))
-    return [tuple(members) for members in groups.values()]
+    return list(seen)

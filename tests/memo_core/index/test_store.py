@@ -11,7 +11,6 @@ from memo_core import IndexStoreError, Searcher
 from memo_core.index.schema import SCHEMA_VERSION
 from memo_core.index.store import Store
 from memo_core.model.embedder import Embedder
-from memo_core.text.chunking import Chunk
 
 
 def test_new_index_has_schema_version_and_marker(tmp_path: Path) -> None:
@@ -93,26 +92,3 @@ def test_reindex_rebuilds_and_keeps_answering(notes: Path, tiny_embedder: Embedd
     leftovers = [p.name for p in (notes / ".memo").iterdir() if "rebuild" in p.name]
     assert leftovers == []
     _consistent(notes / ".memo" / "index.db")
-
-
-def test_an_index_counts_the_languages_of_its_chunks_words(tmp_path: Path) -> None:
-    store = Store.create(tmp_path / "i.db")
-    assert store.languages() == {"english"}  # always: what every query word is stemmed in
-    with store.write():
-        fid = store.upsert_file("n.md", 1, 1, "h", None)
-        ids = [
-            store.insert_chunk(fid, i, Chunk(1, "", text, 1), f"c{i}", "", lang)
-            for i, (text, lang) in enumerate(
-                [("Sicherungen der Datenbanken", "german"), ("Datenbank backups", "english")]
-            )
-        ]
-    assert store.languages() == {"english", "german"}
-    # A query word's group counts as its most frequent stem ("datenbank": in German the
-    # first chunk's Datenbanken, in English the second's Datenbank), led by its first.
-    groups = [("sicherungen", "sicher"), ("datenbanken", "datenbank"), ("nowhere",)]
-    assert store.term_stats(groups) == (2, {"sicherungen": 1, "datenbanken": 2})
-    assert {cid for cid, _ in store.lex(groups[:1], 10, (1.0, 1.0))} == {ids[0]}
-    with store.write():
-        store.delete_chunks([ids[0]])
-    assert store.languages() == {"english"}
-    store.close()
