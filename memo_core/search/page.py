@@ -50,7 +50,7 @@ class Shown(Generic[T]):
     also_in: list[str] = field(default_factory=list)
 
 
-Shingles = frozenset[tuple[str, ...]]
+Shingles = frozenset[int]
 
 
 def shingles(text: str) -> Shingles:
@@ -64,11 +64,16 @@ def shingles(text: str) -> Shingles:
         words = textnorm.words(text, joined=False)  # its characters in pairs
     if len(words) < MIN_COPY_WORDS:
         return frozenset()
-    return frozenset(zip(*(words[i:] for i in range(SHINGLE)), strict=False))
+    # Hashed once here: a set of tuples hashes each again in every overlap taken.
+    return frozenset(map(hash, zip(*(words[i:] for i in range(SHINGLE)), strict=False)))
 
 
 def overlap(a: Shingles, b: Shingles) -> float:
-    return len(a & b) / len(a | b) if a and b else 0.0
+    """Their Jaccard index (the union counted, not built)."""
+    if not a or not b:
+        return 0.0
+    both = len(a & b)
+    return both / (len(a) + len(b) - both)
 
 
 def copies(a: Shingles, b: Shingles) -> bool:

@@ -120,7 +120,7 @@ def path_text(rel: str, whole: bool = True) -> str:
 
 def normalize(text: str) -> str:
     """Text as stored in the FTS5 index: stems separated by single spaces."""
-    return " ".join(_stem(w) for w in words(text))
+    return " ".join(map(_stem, words(text)))
 
 
 def query_terms(query: str, limit: int = 64, joined: bool = True) -> list[str]:
