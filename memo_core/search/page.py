@@ -145,9 +145,7 @@ class _Held:
     def words(self) -> set[str]:
         if self._words is None:
             self._words = (
-                set(textnorm.normalize(self._body).split()) & self._wanted
-                if self._wanted
-                else set()
+                self._wanted.intersection(textnorm.stems(self._body)) if self._wanted else set()
             )
         return self._words
 

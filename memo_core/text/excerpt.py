@@ -33,7 +33,7 @@ class Excerpt:
 
 def matched(line: str, terms: Set[str]) -> set[str]:
     """The query words (stems, `textnorm.query_terms`) that `line` holds."""
-    return set(textnorm.normalize(line).split()) & terms if terms else set()
+    return {s for s in textnorm.stems(line) if s in terms} if terms else set()
 
 
 def excerpt(

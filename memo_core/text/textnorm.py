@@ -118,9 +118,14 @@ def path_text(rel: str, whole: bool = True) -> str:
     return " ".join(p for p in parts if p)
 
 
+def stems(text: str) -> list[str]:
+    """The stems of `text`'s words, in order, as the index holds them."""
+    return list(map(_stem, words(text)))
+
+
 def normalize(text: str) -> str:
     """Text as stored in the FTS5 index: stems separated by single spaces."""
-    return " ".join(map(_stem, words(text)))
+    return " ".join(stems(text))
 
 
 def query_terms(query: str, limit: int = 64, joined: bool = True) -> list[str]:
