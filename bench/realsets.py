@@ -75,6 +75,11 @@ def languages(qs: list[dict]) -> list[str]:
     return [x for x in ("en", "ru") if x in found] + sorted(found - {"en", "ru"})
 
 
+def pages_language(name: str) -> str:
+    """A set's pages' language: its name's end (`k8s-en`: en)."""
+    return name.rsplit("-", 1)[-1]
+
+
 def names(sets: Path = SETS) -> list[str]:
     return sorted(p.parent.name for p in sets.glob("*/questions.jsonl"))
 
@@ -104,7 +109,7 @@ def run(args: argparse.Namespace) -> dict:
         pages = corpus(name, args.workdir, args.sets_dir)
         root, built = C.cached_index(pages, args.workdir, tuning, embedder)
         qs = questions(name, args.split, args.sets_dir)
-        site = name.rsplit("-", 1)[-1]
+        site = pages_language(name)
         with C.searcher(root, embedder, tuning) as s:
             for lang in languages(qs):
                 mine = [q for q in qs if q["lang"] == lang]

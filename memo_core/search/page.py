@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from memo_core.text import textnorm
+from memo_core.text.excerpt import matched
 
 # Word 3-shingles two passages must share (Jaccard) to be copies: on the real question
 # sets (bench/realsets.py --near-duplicate) .7 folds 12 top-3 hits' copies and loses no
@@ -144,9 +145,7 @@ class _Held:
 
     def words(self) -> set[str]:
         if self._words is None:
-            self._words = (
-                self._wanted.intersection(textnorm.stems(self._body)) if self._wanted else set()
-            )
+            self._words = matched(self._body, self._wanted)
         return self._words
 
 

@@ -355,7 +355,7 @@ def test_the_real_question_sets_are_whole() -> None:
             pages = {m.name.removeprefix("./") for m in tar.getmembers() if m.isfile()}
         qs = realsets.questions(name)
         assert len({q["id"] for q in qs}) == len({q["text"] for q in qs}) == len(qs)
-        own = name.rsplit("-", 1)[-1]
+        own = realsets.pages_language(name)
         assert sum(q["lang"] == own for q in qs) >= 60, name
         assert len(realsets.languages(qs)) >= 2, name  # a second direction too
         for q in qs:
