@@ -83,7 +83,7 @@ def refresh_collections(
     elif short:
         roots = [root for root, _ in short]
         notices.append(Notice.of_folders(NoticeKind.REFRESH_FAILED, roots, short[0][1].message))
-    return _one_activity_line(notices)
+    return one_activity_line(notices)
 
 
 def each_within(
@@ -104,15 +104,17 @@ def each_within(
 _ACTIVITY = (NoticeKind.INDEXING, NoticeKind.EMBEDDING, NoticeKind.SENTENCES)
 
 
-def _one_activity_line(notices: list[Notice]) -> list[Notice]:
-    """Indexing still under way in several collections, said once: files while any is still
-    indexing words, else chunks waiting for vectors, else for their sentences', summed."""
+def one_activity_line(notices: list[Notice]) -> list[Notice]:
+    """Indexing still under way in several collections, said once, at the folder they all
+    share: files while any is still indexing words, else chunks waiting for vectors, else
+    for their sentences', summed over those at that stage."""
     busy = [n for n in notices if n.kind in _ACTIVITY]
     if len(busy) < 2:
         return notices
     kind = next(k for k in _ACTIVITY if any(n.kind is k for n in busy))
     same = [n for n in busy if n.kind is kind]
-    where = os.path.commonpath([n.collection or "" for n in same])
+    # Every busy collection is where work is under way, not only those at the earliest stage.
+    where = os.path.commonpath([n.collection or "" for n in busy])
     line = Notice(kind, where, done=sum(n.done for n in same), total=sum(n.total for n in same))
     return [n for n in notices if n not in busy] + [line]
 

@@ -17,9 +17,9 @@ from memo_core.collection import Collection
 from memo_core.errors import PathNotFoundError
 from memo_core.index.jobs import NO_SMALL_WORK, SMALL_WORK
 from memo_core.model.embedder import Embedder
-from memo_core.refreshing import each_within, refresh_collections
+from memo_core.refreshing import each_within, one_activity_line, refresh_collections
 from memo_core.tuning import Tuning
-from memo_core.values import NoticeKind
+from memo_core.values import Notice, NoticeKind
 
 ACTIVITY = {NoticeKind.INDEXING, NoticeKind.EMBEDDING, NoticeKind.SENTENCES}
 
@@ -176,3 +176,27 @@ def test_each_within_passes_an_error_on(two: list[Collection]) -> None:
     with pytest.raises(PathNotFoundError):
         each_within(two, 0, read)
     assert each_within([], 0, read) == []
+
+
+@pytest.mark.parametrize(
+    ("kinds", "said"),
+    [
+        ((NoticeKind.EMBEDDING, NoticeKind.EMBEDDING), (NoticeKind.EMBEDDING, 3, 30)),
+        # One still indexing its words, the other embedding: the earlier stage is said,
+        # at the folder both lie in (it named only the one indexing).
+        ((NoticeKind.INDEXING, NoticeKind.EMBEDDING), (NoticeKind.INDEXING, 1, 10)),
+        ((NoticeKind.SENTENCES, NoticeKind.EMBEDDING), (NoticeKind.EMBEDDING, 2, 20)),
+    ],
+)
+def test_activity_in_several_collections_is_one_line_at_their_folder(
+    base: Path, kinds: tuple[NoticeKind, NoticeKind], said: tuple[NoticeKind, int, int]
+) -> None:
+    other = Notice(NoticeKind.REFRESH_FAILED, str(base / "c"), "why")
+    busy = [
+        Notice(kind, str(base / name), done=n, total=10 * n)
+        for kind, name, n in zip(kinds, ("a", "b"), (1, 2), strict=True)
+    ]
+    [kept, line] = one_activity_line([other, *busy])
+    assert kept == other
+    assert (line.kind, line.done, line.total) == said
+    assert line.collection == str(base)
