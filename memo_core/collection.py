@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import apsw
-import numpy as np
 
 from memo_core.errors import (
     DiskFullError,
@@ -49,12 +49,16 @@ from memo_core.index.jobs import FailureLog, RefreshJob
 from memo_core.index.rows import BadRow
 from memo_core.index.scoped import ScopedChunks
 from memo_core.index.store import Store
-from memo_core.index.vectors import VectorCache
 from memo_core.messages import Message, error_text
 from memo_core.model.embedder import Embedder
 from memo_core.results import CollectionStatus
 from memo_core.tuning import Tuning
 from memo_core.values import FileNote, Notice, NoticeKind
+
+if TYPE_CHECKING:  # numpy and the vectors load with the first search by meaning
+    import numpy as np
+
+    from memo_core.index.vectors import VectorCache
 
 # How long closing waits for a refresh to stop after its batch under way: a batch stuck in
 # the model or the kernel must not hang a process's exit (it closes the index when it ends).
@@ -281,6 +285,8 @@ class Collection:
     def vectors(self, store: Store) -> VectorCache:
         """The index's vectors, held between searches and brought up to date with `store`
         (call inside `snapshot`)."""
+        from memo_core.index.vectors import VectorCache
+
         vectors = self._vectors = self._vectors or VectorCache()  # under the read lock
         vectors.sync(store)
         return vectors

@@ -15,11 +15,8 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from memo_core.files.fsafe import Folder, NotRegularFile
 from memo_core.files.walker import Changes, FileStat, rescan, scan
-from memo_core.index import vectors
 from memo_core.index.rows import FileState
 from memo_core.index.store import Store
 from memo_core.messages import os_reason
@@ -404,6 +401,8 @@ class Indexer:
         gate: WordsGate | None,
     ) -> None:
         """Embed the chunks that have no vector yet, in batches (each text once)."""
+        import numpy as np  # with the first vectors: a refresh of words alone needs none
+
         assert self.embedder is not None
         left = self.store.count_without_vectors()
         if not left:
@@ -473,6 +472,10 @@ class Indexer:
     ) -> None:
         """Embed the sentences of the chunks that have none yet, in batches (each passage's
         text once): the second look's vectors, made once every passage has its own."""
+        import numpy as np
+
+        from memo_core.index import vectors
+
         assert self.embedder is not None
         model = self.embedder.sentence_model
         left = self.store.count_without_sentences()

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import apsw
-import sqlite_vec
 
 from memo_core.errors import IndexBusyError, IndexLocationError, IndexStoreError, MemoError
 from memo_core.files.fsafe import (
@@ -256,9 +255,7 @@ def _open_sqlite(
     try:
         if access & apsw.SQLITE_OPEN_READONLY:
             db.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
-        db.enable_load_extension(True)
-        sqlite_vec.load(db)
-        db.enable_load_extension(False)
+        schema.load_sqlite_vec(db)
         db.setbusytimeout(BUSY_TIMEOUT_MS)
         # What a schema holds does not run with memo's rights: no function with side
         # effects in a trigger or view, no writing SQLite's own tables (defensive).

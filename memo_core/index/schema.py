@@ -13,10 +13,10 @@ sentence vectors (a pass of their own, after the passages' vectors).
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
 
 import apsw
-import sqlite_vec
 
 from memo_core.index.history import start_history
 
@@ -192,8 +192,7 @@ def objects(version: int) -> tuple[Objects, Objects]:
     this memo loads; SQLite's own (`sqlite_*`) left out. Made once, in memory."""
     db = apsw.Connection(":memory:")
     try:
-        db.enable_load_extension(True)
-        sqlite_vec.load(db)
+        load_sqlite_vec(db)
         for migrate in MIGRATIONS[:version]:
             migrate(db)
         before = listed(db)
@@ -201,6 +200,25 @@ def objects(version: int) -> tuple[Objects, Objects]:
         return before, listed(db) - before
     finally:
         db.close()
+
+
+def load_sqlite_vec(db: apsw.Connection) -> None:
+    """sqlite-vec loaded into `db` (loading extensions is left off after) from the file its
+    package ships, found without importing the package: its Python part imports numpy and
+    sqlite3, which a search by words in a fresh process has no use for."""
+    db.enable_load_extension(True)
+    try:
+        db.load_extension(_sqlite_vec_file())
+    finally:
+        db.enable_load_extension(False)
+
+
+@functools.cache
+def _sqlite_vec_file() -> str:
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("sqlite-vec is not installed", name="sqlite_vec")
+    return os.path.join(spec.submodule_search_locations[0], "vec0")
 
 
 def listed(db: apsw.Connection) -> Objects:

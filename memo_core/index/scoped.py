@@ -4,11 +4,13 @@ while the index stays as it was."""
 from __future__ import annotations
 
 import weakref
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from memo_core.files.scope import Scope
 from memo_core.index.store import Store
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class ScopedChunks:

@@ -16,14 +16,13 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import apsw
-import numpy as np
 
 from memo_core.files.fsafe import Folder
 from memo_core.files.walker import Changes, FileStat
-from memo_core.index import opening, vecstorage
+from memo_core.index import opening
 from memo_core.index.history import CONTENT, History
 from memo_core.index.rows import (
     ChunkRow,
@@ -34,11 +33,15 @@ from memo_core.index.rows import (
     stored,
 )
 from memo_core.index.schema import SCHEMA_VERSION, create_vectors_table, new_generation
-from memo_core.index.vecstorage import VectorSlots
 from memo_core.text import textnorm
 from memo_core.text.chunking import Chunk
 from memo_core.text.frontmatter import normalize_tag
 from memo_core.values import FileNote
+
+if TYPE_CHECKING:  # numpy and vec0's storage load with the first vectors read or written
+    import numpy as np
+
+    from memo_core.index.vecstorage import VectorSlots
 
 log = logging.getLogger("memo")
 
@@ -231,6 +234,8 @@ class Store:
     def vectors(self, dim: int) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids, float32 matrix) of every vector, in vec0's storage order, as
         `vector_blocks` reads them (benchmarks; the cache keeps them block by block)."""
+        import numpy as np
+
         blocks = list(self.vector_blocks(dim))
         if not blocks:
             return np.empty(0, np.int64), np.empty((0, dim), np.float32)
@@ -239,16 +244,22 @@ class Store:
     def vector_blocks(self, dim: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Every vector, a block at a time: (chunk ids, float32 [n, dim]), in vec0's storage
         order (`vecstorage.blocks`; call inside a snapshot)."""
+        from memo_core.index import vecstorage
+
         if self.has_vec_table():
             yield from vecstorage.blocks(self.db, dim)
 
     def vector_slots(self, chunk_ids: Sequence[int] | None = None) -> list[VectorSlots] | None:
         """vec0's storage chunks (all, or these), as they lie: which slot holds which
         chunk's vector. None: the table is not laid out as `vecstorage` reads it."""
+        from memo_core.index import vecstorage
+
         return vecstorage.storage_slots(self.db, chunk_ids) if self.has_vec_table() else []
 
     def slot_vectors(self, chunk_id: int, dim: int, slots: np.ndarray | None = None) -> np.ndarray:
         """The vectors in these slots of one vec0 storage chunk, or in every slot: [slot, dim]."""
+        from memo_core.index import vecstorage
+
         return vecstorage.slot_vectors(self.db, chunk_id, dim, slots)
 
     # -- files and chunks ---------------------------------------------------------------
@@ -362,9 +373,12 @@ class Store:
         )
 
     def set_vector(self, chunk_id: int, vector: np.ndarray | bytes) -> None:
-        blob = vector if isinstance(vector, bytes) else np.asarray(vector, np.float32).tobytes()
+        if not isinstance(vector, bytes):
+            import numpy as np
+
+            vector = np.asarray(vector, np.float32).tobytes()
         self.db.execute(
-            "INSERT OR REPLACE INTO vec(rowid, embedding) VALUES (?, ?)", (chunk_id, blob)
+            "INSERT OR REPLACE INTO vec(rowid, embedding) VALUES (?, ?)", (chunk_id, vector)
         )
         self.db.execute("UPDATE chunks SET has_vec = 1 WHERE id = ?", (chunk_id,))
 
@@ -597,6 +611,8 @@ class Store:
             "INSERT INTO temp.memo_scope(id) SELECT c.id FROM chunks c "
             "JOIN temp.memo_scope_files f ON f.id = c.file_id"
         )
+        import numpy as np  # a scope's chunk ids are an array, as the vectors' are
+
         ids = self.db.execute("SELECT id FROM temp.memo_scope ORDER BY id")
         return np.fromiter((cid for (cid,) in ids), np.int64)
 

@@ -8,11 +8,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from types import MappingProxyType
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from memo_core.errors import ModelUnavailableError
 from memo_core.model.nonsense import nonsense
+
+if TYPE_CHECKING:  # numpy loads with the first model used: a search by words needs none
+    import numpy as np
 
 NONSENSE_QUERIES = 64  # made-up queries whose mean is where the model puts nonsense
 # A centroid kept from an earlier start is checked against the first CHECK_QUERIES of them
@@ -30,6 +32,8 @@ CHECK_TOLERANCE = 1e-3  # float32 rounding, and a model that puts all nonsense i
 
 def l2_normalize(x: np.ndarray) -> np.ndarray:
     """Unit rows; NaN/inf become 0 and an all-zero row stays zero instead of turning into NaN."""
+    import numpy as np
+
     x = np.nan_to_num(np.asarray(x, dtype=np.float32), nan=0.0, posinf=0.0, neginf=0.0)
     norms = np.linalg.norm(x, axis=1, keepdims=True)
     return (x / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
@@ -81,6 +85,8 @@ class Embedder(ABC):
             return False
         if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in kept):
             return False
+        import numpy as np
+
         vec = np.asarray(kept, dtype=np.float64)
         if not np.isfinite(vec).all():
             return False
@@ -133,6 +139,8 @@ class Embedder(ABC):
     def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
         """Any number of texts, in batches of at most `batch_size` texts and `max_batch_chars`
         characters (one long text still goes alone); rows follow the order of `texts`."""
+        import numpy as np
+
         texts = list(texts)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         # Texts of similar length share a batch, so padding to the longest one wastes little.

@@ -5,8 +5,7 @@ statistics the ranking across collections needs."""
 from __future__ import annotations
 
 import math
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from memo_core.collection import Collection
 from memo_core.index.store import Store
@@ -14,6 +13,9 @@ from memo_core.search.query import Query
 from memo_core.search.ranking import Candidates
 from memo_core.search.wordscore import word_candidates
 from memo_core.values import Notice, NoticeKind
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def candidates(

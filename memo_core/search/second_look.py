@@ -17,12 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from memo_core.index.vectors import unpack
 from memo_core.results import Explain
 from memo_core.search.ranking import Placed
+
+if TYPE_CHECKING:  # a search by words takes no second look: numpy loads with the model
+    import numpy as np
 
 DEPTH = 20  # how many of the best passages are looked at again (chosen on train sets)
 # A query of this many words or more, or one that asks (ends in "?"), is a question or a
@@ -46,6 +47,8 @@ def best_sentences(packed: bytes | None, query: np.ndarray) -> float | None:
     """The cosine of `query` (its vector in the sentence model's space) to the best of a
     passage's sentences (`vectors.pack`ed; None: the passage has none, or the blob does
     not hold vectors of the query's dimension)."""
+    from memo_core.index.vectors import unpack
+
     if not packed:
         return None
     try:
