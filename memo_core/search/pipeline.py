@@ -72,7 +72,7 @@ from memo_core.search import page, ranking
 from memo_core.search.candidates import candidates
 from memo_core.search.query import Query
 from memo_core.search.ranking import Candidates, Placed
-from memo_core.search.second_look import second_look, wants_second_look
+from memo_core.search.second_look import DEPTH, across_scripts, second_look, wants_second_look
 from memo_core.text.excerpt import excerpt
 from memo_core.tuning import Tuning
 from memo_core.values import Notice, NoticeKind
@@ -135,7 +135,19 @@ def search(
             and wants_second_look(query.text)
         ):
             read = partial(_read, found, kept, _sentence_vectors)
-            placed = second_look(placed, read, model.sentence_query(qvec), model.second_look)
+            # Across the scripts the word side's stray matches (names, code) and the vectors
+            # disagree most: there the look weighs on hybrid's own scale (BENCHMARKS.md).
+            head = _read(found, kept, _chunk_rows, placed[:DEPTH])
+            crossing = query.mode == "hybrid" and across_scripts(
+                query.text, [row.text for row in head.values()]
+            )
+            placed = second_look(
+                placed,
+                read,
+                model.sentence_query(qvec),
+                model.second_look,
+                stretched=not crossing,
+            )
         # The pages up to this one, made of the best passages: their rows read once.
         window = placed[: 2 * (query.offset + query.k) + WINDOW_SLACK]
         rows = _read(found, kept, _chunk_rows, window)

@@ -15,6 +15,7 @@ train sets the second look lost there what it gained on questions (BENCHMARKS.md
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -32,6 +33,12 @@ SENTENCE_WORDS = 6
 # The smallest spread of best-sentence cosines taken as their whole range (the sentence
 # model's cosines; on the train sets the spread is wider and this changes nothing).
 MIN_SPAN = 0.03
+
+# The letters of memo's two scripts, and code (fenced blocks, inline spans), which is
+# Latin whatever a note's language: for `across_scripts`.
+_CYRILLIC = re.compile(r"[\u0400-\u04ff]")
+_LATIN = re.compile(r"[A-Za-z]")
+_CODE = re.compile(r"(```|~~~).*?(?:\1|\Z)|`[^`\n]*`", re.S)
 
 # Sentence vectors of placed passages, by their place in the ranked list (the reader opens
 # each collection's snapshot as it must).
@@ -58,17 +65,45 @@ def best_sentences(packed: bytes | None, query: np.ndarray) -> float | None:
     return float((rows @ query).max())
 
 
+def across_scripts(query: str, head: Sequence[str]) -> bool:
+    """Whether `query` is written mostly in the other script (Cyrillic or Latin letters)
+    than the prose of the passages of the `head` is, on average (their code left out; one
+    with neither counts as half): a Russian note about code is still Russian."""
+    asked = _cyrillic_share(query)
+    if asked is None or not head:
+        return False
+    shares = [_cyrillic_share(_CODE.sub(" ", text)) for text in head]
+    mean = sum(0.5 if s is None else s for s in shares) / len(shares)
+    return (asked > 0.5) != (mean > 0.5)
+
+
+def _cyrillic_share(text: str) -> float | None:
+    """The share of Cyrillic among the text's Cyrillic and Latin letters (None: none)."""
+    cyrillic = len(_CYRILLIC.findall(text))
+    latin = len(_LATIN.findall(text))
+    return cyrillic / (cyrillic + latin) if cyrillic + latin else None
+
+
 def second_look(
-    placed: list[Placed], read: SentenceReader, query: np.ndarray, weight: float
+    placed: list[Placed],
+    read: SentenceReader,
+    query: np.ndarray,
+    weight: float,
+    *,
+    stretched: bool = True,
 ) -> list[Placed]:
-    """`placed` (best first) with every score min-max normalised over them and the best
-    DEPTH rescored by their best sentence (see the module's docstring), in the new order."""
+    """`placed` (best first) with every score min-max normalised over them (`stretched`
+    False: kept on hybrid's own scale, 0 to 1, see the module's docstring) and the best DEPTH
+    rescored by their best sentence, in the new order."""
     if not placed or weight <= 0:
         return placed
     scores = [p.score for p in placed]
     lo, hi = min(scores), max(scores)
     span = hi - lo
-    normed = [replace(p, score=(p.score - lo) / span if span > 0 else 1.0) for p in placed]
+    if stretched:
+        normed = [replace(p, score=(p.score - lo) / span if span > 0 else 1.0) for p in placed]
+    else:
+        normed = list(placed)
     head, rest = normed[:DEPTH], normed[DEPTH:]
     packed = read(head)
     best = [best_sentences(packed.get(i), query) for i in range(len(head))]

@@ -3,6 +3,7 @@ passages rescored by their best sentence, from sentence vectors made after the p
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,7 @@ from memo_core.search.ranking import Placed
 from memo_core.search.second_look import (
     DEPTH,
     MIN_SPAN,
+    across_scripts,
     best_sentences,
     second_look,
     wants_second_look,
@@ -96,6 +98,52 @@ def test_no_sentences_and_no_weight_change_nothing() -> None:
     query = np.array([1.0, 0.0], np.float32)
     assert [p.chunk for p in second_look(placed, lambda head: {}, query, 0.6)] == list(range(12))
     assert second_look(placed, lambda head: {}, query, 0.0) == placed
+
+
+RUSSIAN = "Настроить бэкап сервера: restic каждую ночь, проверка раз в месяц."
+# Russian about code: Latin identifiers, still more Cyrillic letters than Latin ones.
+RUSSIAN_CODE = "Запустите `restic backup --exclude-file`, затем проверьте снимки командой check."
+ENGLISH = "Back up the server with restic every night and check the snapshots monthly."
+MOSTLY_RUSSIAN = [RUSSIAN, RUSSIAN_CODE, ENGLISH, RUSSIAN]
+
+
+@pytest.mark.parametrize(
+    ("query", "head", "crossing"),
+    [
+        ("how do I restore files from the backup?", MOSTLY_RUSSIAN, True),
+        ("как восстановить файлы из бэкапа?", [ENGLISH, ENGLISH, RUSSIAN], True),
+        ("как восстановить файлы из бэкапа?", MOSTLY_RUSSIAN, False),
+        ("how do I restore files from the backup?", [ENGLISH, "```\n$ 42\n```"], False),
+        ("как запустить restic backup по расписанию?", [RUSSIAN_CODE], False),
+        # Code is Latin in notes of every language: a Russian note's prose says it is Russian.
+        ("как запустить бэкап?", ["Так:\n\n```\nrestic backup --exclude-file=x /home\n```"], False),
+        ("42?", [RUSSIAN], False),  # no letters: no script to cross
+        ("how do I restore files?", [], False),
+    ],
+)
+def test_a_query_across_scripts(query: str, head: list[str], crossing: bool) -> None:
+    assert across_scripts(query, head) is crossing
+
+
+def test_across_scripts_the_look_weighs_on_hybrids_own_scale() -> None:
+    # Hybrid's fused scores .7 and .3 (no word matched: the vectors' share), the second
+    # with the sentence that answers. Stretched over the ranking (down to .2) they are 1 and
+    # .2, and the look's .6 cannot lift the second; on the fused scale it can.
+    why = Explain(None, None, None, 1.0, None, 0.5, None, None, None, None)
+    placed = [Placed(0, 0, 0.7, ("vec",), why), Placed(0, 1, 0.3, ("vec",), why)]
+    placed += [Placed(0, i, 0.3 - i / 100, ("vec",), why) for i in range(2, 11)]
+    query = np.array([1.0, 0.0], np.float32)
+    blobs = {i: pack(np.array([[0.0, 1.0]], np.float32)) for i in range(11)}
+    blobs[1] = pack(np.array([[1.0, 0.0]], np.float32))
+
+    def read(head: Sequence[Placed]) -> dict[int, bytes]:
+        return {i: blobs[p.chunk] for i, p in enumerate(head)}
+
+    stretched = second_look(placed, read, query, 0.6)
+    own = second_look(placed, read, query, 0.6, stretched=False)
+    assert [p.chunk for p in stretched][:2] == [0, 1]
+    assert [p.chunk for p in own][:2] == [1, 0]
+    assert own[0].score == pytest.approx(0.3 + 0.6) and own[1].score == pytest.approx(0.7)
 
 
 # A passage that means, on the whole, something else but holds the one sentence that
