@@ -127,20 +127,26 @@ def search(
             bar.add(found[-1].vec)
             notices += found[-1].notices
         placed = _ranked(found, query, floor, model, tuning)
-        if (
+        looking = (
             model is not None
             and qvec is not None
             and model.second_look > 0
             and query.mode != "lex"
             and wants_second_look(query.text)
-        ):
+        )
+        # The pages up to this one, made of the best passages, and the head the second look
+        # may reorder into them: their rows read once.
+        span = 2 * (query.offset + query.k) + WINDOW_SLACK
+        ahead = placed[: max(span, DEPTH) if looking else span]
+        got = _read(found, kept, _chunk_rows, ahead)
+        rows = {(p.at, p.chunk): got[i] for i, p in enumerate(ahead) if i in got}
+        if looking:
+            assert model is not None and qvec is not None
             read = partial(_read, found, kept, _sentence_vectors)
             # Across the scripts the word side's stray matches (names, code) and the vectors
             # disagree most: there the look weighs on hybrid's own scale (BENCHMARKS.md).
-            head = _read(found, kept, _chunk_rows, placed[:DEPTH])
-            crossing = query.mode == "hybrid" and across_scripts(
-                query.text, [row.text for row in head.values()]
-            )
+            head = [rows[p.at, p.chunk].text for p in placed[:DEPTH] if (p.at, p.chunk) in rows]
+            crossing = query.mode == "hybrid" and across_scripts(query.text, head)
             placed = second_look(
                 placed,
                 read,
@@ -148,10 +154,8 @@ def search(
                 model.second_look,
                 stretched=not crossing,
             )
-        # The pages up to this one, made of the best passages: their rows read once.
-        window = placed[: 2 * (query.offset + query.k) + WINDOW_SLACK]
-        rows = _read(found, kept, _chunk_rows, window)
-        known = [(p, rows[i]) for i, p in enumerate(window) if i in rows]  # none gone since
+        window = placed[:span]
+        known = [(p, rows[p.at, p.chunk]) for p in window if (p.at, p.chunk) in rows]  # none gone
         shown = page.collapsed(
             known,
             text=lambda pr: f"{pr[1].shown_heading}\n{pr[1].text}",
