@@ -600,6 +600,8 @@ class Store:
         """Put these files' chunks in scope for `lex` and `near` (`scoped=True`) until the
         next call; their chunk ids, sorted. A temporary table of this connection: reading
         never writes the index, and any number of files costs one statement to filter by."""
+        import numpy as np  # a scope's chunk ids are an array, as the vectors' are
+
         self.db.execute("CREATE TEMP TABLE IF NOT EXISTS memo_scope_files(id INTEGER PRIMARY KEY)")
         self.db.execute("CREATE TEMP TABLE IF NOT EXISTS memo_scope(id INTEGER PRIMARY KEY)")
         self.db.execute("DELETE FROM temp.memo_scope_files")
@@ -611,8 +613,6 @@ class Store:
             "INSERT INTO temp.memo_scope(id) SELECT c.id FROM chunks c "
             "JOIN temp.memo_scope_files f ON f.id = c.file_id"
         )
-        import numpy as np  # a scope's chunk ids are an array, as the vectors' are
-
         ids = self.db.execute("SELECT id FROM temp.memo_scope ORDER BY id")
         return np.fromiter((cid for (cid,) in ids), np.int64)
 

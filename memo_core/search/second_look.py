@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING
 
 from memo_core.results import Explain
 from memo_core.search.ranking import Placed
+from memo_core.text import textnorm
+from memo_core.text.sentences import FENCES
 
 if TYPE_CHECKING:  # a search by words takes no second look: numpy loads with the model
     import numpy as np
@@ -34,12 +36,8 @@ SENTENCE_WORDS = 6
 # model's cosines; on the train sets the spread is wider and this changes nothing).
 MIN_SPAN = 0.03
 
-# Runs of letters of memo's two scripts, and inline code, which is Latin whatever a note's
-# language (so are fenced blocks): for `across_scripts`.
-_CYRILLIC = re.compile(r"[\u0400-\u04ff]+")
-_LATIN = re.compile(r"[A-Za-z]+")
+# Inline code, Latin whatever a note's language (so are fenced blocks): for `across_scripts`.
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
-_FENCES = ("```", "~~~")
 
 # Sentence vectors of placed passages, by their place in the ranked list (the reader opens
 # each collection's snapshot as it must).
@@ -70,10 +68,10 @@ def across_scripts(query: str, head: Sequence[str]) -> bool:
     """Whether `query` is written mostly in the other script (Cyrillic or Latin letters)
     than the prose of the passages of the `head` is, on average (their code left out; one
     with neither counts as half): a Russian note about code is still Russian."""
-    asked = _cyrillic_share(query)
+    asked = textnorm.cyrillic_share(query)
     if asked is None or not head:
         return False
-    shares = [_cyrillic_share(_prose(text)) for text in head]
+    shares = [textnorm.cyrillic_share(_prose(text)) for text in head]
     mean = sum(0.5 if s is None else s for s in shares) / len(shares)
     return (asked > 0.5) != (mean > 0.5)
 
@@ -81,16 +79,9 @@ def across_scripts(query: str, head: Sequence[str]) -> bool:
 def _prose(text: str) -> str:
     """`text` without its fenced blocks and inline code (split at the fences: a regular
     expression that looks for a block's end cost 5 ms over a head of long code blocks)."""
-    for fence in _FENCES:
+    for fence in FENCES:
         text = " ".join(text.split(fence)[::2])
     return _INLINE_CODE.sub(" ", text)
-
-
-def _cyrillic_share(text: str) -> float | None:
-    """The share of Cyrillic among the text's Cyrillic and Latin letters (None: none)."""
-    cyrillic = sum(map(len, _CYRILLIC.findall(text)))
-    latin = sum(map(len, _LATIN.findall(text)))
-    return cyrillic / (cyrillic + latin) if cyrillic + latin else None
 
 
 def second_look(

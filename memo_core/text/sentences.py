@@ -27,7 +27,7 @@ MAX_SENTENCES = 16
 # An end of sentence: . ! ? … (with closing quotes or brackets), then space, then what can
 # begin a sentence. Fixed-width lookbehind, no nested quantifiers: linear.
 _END = re.compile(r"(?<=[.!?…])[\"»”')\]]?\s+(?=[\"«“(\[]?[A-ZА-ЯЁ0-9])")
-_FENCE = ("```", "~~~")
+FENCES = ("```", "~~~")  # what opens and closes a fenced code block
 
 
 def sentences(text: str) -> list[str]:
@@ -46,13 +46,13 @@ def sentences(text: str) -> list[str]:
     for raw in text.split("\n"):
         line = raw.strip()
         if fence is not None:
-            if line.startswith(_FENCE):
+            if line.startswith(FENCES):
                 units.append(" ".join(fence)[:MAX_CHARS])
                 fence = None
             elif line:
                 fence.append(line)
             continue
-        if line.startswith(_FENCE):
+        if line.startswith(FENCES):
             flush()
             fence = []
         elif not line:

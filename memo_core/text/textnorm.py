@@ -28,6 +28,9 @@ _HYPHEN = re.compile(rf"[{_HYPHENS}]")
 _HUMP = re.compile(r"(?<=[a-zа-яё0-9])(?=[A-ZА-ЯЁ])")
 _NAME_SEPARATORS = re.compile(r"[/_.\s]+")
 _CYRILLIC = re.compile(r"[\u0400-\u04ff]")
+# Runs of the letters of memo's two scripts, for `cyrillic_share`.
+_CYRILLIC_RUN = re.compile(r"[\u0400-\u04ff]+")
+_LATIN_RUN = re.compile(r"[A-Za-z]+")
 # Scripts written without spaces between words (Han, Hiragana, Katakana) and Hangul, whose
 # words carry their particles: a run of them is cut into overlapping pairs of characters
 # (`产品组` gives `产品 品组`), the unit a word of one, two or more characters is found by
@@ -129,6 +132,14 @@ def path_text(rel: str, whole: bool = True) -> str:
 def stems(text: str) -> list[str]:
     """The stems of `text`'s words, in order, as the index holds them."""
     return list(map(_stem, words(text)))
+
+
+def cyrillic_share(text: str) -> float | None:
+    """The share of Cyrillic among `text`'s Cyrillic and Latin letters (None: it has none):
+    which of the two scripts whose words memo stems it is mostly written in."""
+    cyrillic = sum(map(len, _CYRILLIC_RUN.findall(text)))
+    latin = sum(map(len, _LATIN_RUN.findall(text)))
+    return cyrillic / (cyrillic + latin) if cyrillic + latin else None
 
 
 def normalize(text: str) -> str:

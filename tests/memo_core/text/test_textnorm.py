@@ -7,7 +7,14 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from memo_core.text.textnorm import STOPWORDS, normalize, path_text, query_terms, words
+from memo_core.text.textnorm import (
+    STOPWORDS,
+    cyrillic_share,
+    normalize,
+    path_text,
+    query_terms,
+    words,
+)
 
 
 @pytest.mark.parametrize(
@@ -177,3 +184,18 @@ def test_russian_and_english_are_normalised_as_before(text: str, expected: str) 
     """No pairs where no character of those scripts is: the index of Russian and English
     notes is the same as before them."""
     assert normalize(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "share"),
+    [
+        ("бэкап", 1.0),
+        ("Backup", 0.0),
+        ("бэкап restic", 5 / 11),  # letters counted, not words
+        ("Ёлка: 42 — ok", 4 / 6),
+        ("42 — 产品组", None),  # neither script
+        ("", None),
+    ],
+)
+def test_the_cyrillic_share_of_a_text(text: str, share: float | None) -> None:
+    assert cyrillic_share(text) == (share if share is None else pytest.approx(share))
