@@ -127,33 +127,29 @@ def search(
             bar.add(found[-1].vec)
             notices += found[-1].notices
         placed = _ranked(found, query, floor, model, tuning)
-        looking = (
-            model is not None
+        # The second look's query (in the sentence model's space) and weight; None: none.
+        look = (
+            (model.sentence_query(qvec), model.second_look)
+            if model is not None
             and qvec is not None
             and model.second_look > 0
             and query.mode != "lex"
             and wants_second_look(query.text)
+            else None
         )
         # The pages up to this one, made of the best passages, and the head the second look
         # may reorder into them: their rows read once.
         span = 2 * (query.offset + query.k) + WINDOW_SLACK
-        ahead = placed[: max(span, DEPTH) if looking else span]
+        ahead = placed[: max(span, DEPTH) if look else span]
         got = _read(found, kept, _chunk_rows, ahead)
         rows = {(p.at, p.chunk): got[i] for i, p in enumerate(ahead) if i in got}
-        if looking:
-            assert model is not None and qvec is not None
+        if look is not None:
             read = partial(_read, found, kept, _sentence_vectors)
             # Across the scripts the word side's stray matches (names, code) and the vectors
             # disagree most: there the look weighs on hybrid's own scale (BENCHMARKS.md).
             head = [rows[p.at, p.chunk].text for p in placed[:DEPTH] if (p.at, p.chunk) in rows]
             crossing = query.mode == "hybrid" and across_scripts(query.text, head)
-            placed = second_look(
-                placed,
-                read,
-                model.sentence_query(qvec),
-                model.second_look,
-                stretched=not crossing,
-            )
+            placed = second_look(placed, read, *look, stretched=not crossing)
         window = placed[:span]
         known = [(p, rows[p.at, p.chunk]) for p in window if (p.at, p.chunk) in rows]  # none gone
         shown = page.collapsed(
