@@ -170,8 +170,10 @@ def unexpected(db: apsw.Connection) -> str:
 def _foreign_side_file(path: Path, mark: Mark) -> Message | None:
     """Why a side file of the database at `path`, or the lock file beside it, is not memo's
     (a phrase naming the file), or None."""
-    lock = path.parent / LOCK_FILE
-    for side in [*side_files(path), lock]:
+    # As strings: a search over hundreds of collections checks each of these paths.
+    base = os.fspath(path)
+    lock = os.path.join(os.path.dirname(base), LOCK_FILE)
+    for side in [*side_files(base), lock]:
         try:
             st = os.lstat(side)
         except FileNotFoundError:
@@ -183,10 +185,10 @@ def _foreign_side_file(path: Path, mark: Mark) -> Message | None:
         if side == lock:
             if st.st_size:
                 return Message("file.lock_holds_data", path=side)
-        elif not os.path.lexists(path):
+        elif not os.path.lexists(base):
             # memo removes a database after its side files, and SQLite never removes one.
             return Message("file.side_alone", path=side)
-    wal, _, journal = side_files(path)
+    wal, _, journal = side_files(base)
     head = _read_head(wal, WAL_HEADER_SIZE)
     if head and not _is_wal_header(head):
         return Message("file.not_wal", path=wal)  # SQLite would overwrite it as an empty WAL
@@ -211,11 +213,12 @@ def odd(st: os.stat_result) -> Message | None:
 # -- SQLite's files, as bytes ----------------------------------------------------------------
 
 
-def side_files(path: Path) -> list[Path]:
-    return [Path(f"{path}{s}") for s in SIDE_SUFFIXES]
+def side_files(path: str | Path) -> list[str]:
+    base = os.fspath(path)
+    return [base + s for s in SIDE_SUFFIXES]
 
 
-def _read_head(path: Path, size: int) -> bytes | None:
+def _read_head(path: str | Path, size: int) -> bytes | None:
     """The first `size` bytes of the regular file at `path` (fewer if it is shorter); None
     when there is no regular file there. Never through a symlink, never blocking (a FIFO)."""
     with _reading(path) as fd:
@@ -228,7 +231,7 @@ def _read(fd: int, size: int, offset: int) -> bytes:
 
 
 @contextmanager
-def _reading(path: Path) -> Iterator[int | None]:
+def _reading(path: str | Path) -> Iterator[int | None]:
     try:
         fd = os.open(path, READ_FLAGS)
     except OSError as e:
@@ -316,7 +319,7 @@ def sqlite_uri(path: Path, *options: str) -> str:
     return f"file:{quote(os.fsencode(path))}?{'&'.join(options)}"
 
 
-def _unreadable(path: Path, e: OSError) -> MemoError:
+def _unreadable(path: str | Path, e: OSError) -> MemoError:
     """Why memo could not read its file at `path`: a limit (too many files open) or not."""
     if out_of_files(e):
         return too_many_files(str(path))

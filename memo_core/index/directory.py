@@ -296,7 +296,7 @@ def remove_files(path: Path, root: Folder | None = None) -> None:
     files they are, should this be cut short."""
     owned(path)
     with reach(path, root) as (where, _):
-        for p in [*side_files(path), path]:
+        for p in [*map(Path, side_files(path)), path]:
             try:
                 os.unlink(p.name if where is not None else p, dir_fd=where)
             except FileNotFoundError:

@@ -198,7 +198,7 @@ def _look_once(path: Path, read: Callable[[apsw.Connection | None], T], root: Fo
         return found
 
 
-def _size(path: Path) -> int:
+def _size(path: str | Path) -> int:
     try:
         return os.lstat(path).st_size
     except FileNotFoundError:

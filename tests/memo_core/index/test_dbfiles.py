@@ -208,9 +208,9 @@ def test_odd_names_what_memo_never_writes(tmp_path: Path) -> None:
 
 def test_side_files_are_sqlites_suffixes() -> None:
     assert side_files(Path("/x/index.db")) == [
-        Path("/x/index.db-wal"),
-        Path("/x/index.db-shm"),
-        Path("/x/index.db-journal"),
+        "/x/index.db-wal",
+        "/x/index.db-shm",
+        "/x/index.db-journal",
     ]
 
 
