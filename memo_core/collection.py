@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import apsw
 
@@ -59,6 +59,8 @@ if TYPE_CHECKING:  # numpy and the vectors load with the first search by meaning
     import numpy as np
 
     from memo_core.index.vectors import VectorCache
+
+T = TypeVar("T")
 
 # How long closing waits for a refresh to stop after its batch under way: a batch stuck in
 # the model or the kernel must not hang a process's exit (it closes the index when it ends).
@@ -200,11 +202,25 @@ class Collection:
 
     @property
     def db_path(self) -> Path:
-        """Where the index lives (`location.choose`; deciding it writes nothing)."""
+        """Where the index lives (`location.choose`; deciding it writes nothing). The file's
+        schema is left to the opener, which reads it anyway (`_opened`): a search over
+        hundreds of collections then reads each schema once, not twice."""
         if self._db_path is None:
-            self._use(*location.choose(self.root))
+            self._use(*location.choose(self.root, with_schema=False))
         assert self._db_path is not None
         return self._db_path
+
+    def _opened(self, open_at: Callable[[Path], T]) -> T:
+        """`open_at(db_path)`; where it finds the file there not memo's (planted triggers,
+        views, tables), the place chosen again by every rule, and opened there once more."""
+        try:
+            return open_at(self.db_path)
+        except IndexLocationError:
+            path, why = location.choose(self.root)
+            if path == self.db_path:
+                raise
+            self._use(path, why)
+            return open_at(path)
 
     def _use(self, path: Path, why: Message | None) -> None:
         with self._read_lock:
@@ -245,11 +261,11 @@ class Collection:
             self._reader = _still_held(self._reader, root)
             if self._reader is None:
                 try:
-                    self._reader = Store.open_existing(self.db_path, root)
+                    self._reader = self._opened(lambda path: Store.open_existing(path, root))
                 except DiskFullError:
                     # No room for the -shm a reader needs: what the index last saved is
                     # read without writing, for this call only (it would not see commits).
-                    store = Store.open_without_writing(self.db_path, root)
+                    store = self._opened(lambda path: Store.open_without_writing(path, root))
                     try:
                         yield store
                     finally:
@@ -299,7 +315,8 @@ class Collection:
             # The folder first, then the index: a note indexed meanwhile (by a refresh in
             # another process) is then not counted as still to come.
             on_disk = scan(root).files
-            return Store.look(self.db_path, partial(self._status_of, on_disk), root)
+            read = partial(self._status_of, on_disk)
+            return self._opened(lambda path: Store.look(path, read, root))
 
     def _status_of(self, on_disk: dict[str, FileStat], s: Store | None) -> CollectionStatus:
         files, chunks, skipped = s.counts() if s else (0, 0, 0)

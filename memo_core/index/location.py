@@ -18,21 +18,24 @@ from memo_core.index.dbfiles import Mark, inspect
 from memo_core.messages import Message
 
 
-def choose(root: Path) -> tuple[Path, Message | None]:
+def choose(root: Path, *, with_schema: bool = True) -> tuple[Path, Message | None]:
     """`<root>/.memo/index.db`, or the cache-dir one where an index already lives, where
     the folder cannot hold one, or where something that is not memo's lies at memo's place;
-    and why it is not the collection's own. Reads only."""
+    and why it is not the collection's own. Reads only. `with_schema` False: a file with
+    memo's mark counts as memo's whatever its schema holds (for a caller whose opener reads
+    the schema anyway, and chooses again where that is not memo's: `dbfiles.inspect`)."""
     own = index_path(root)
     fallback = fallback_index_path(root)
-    if why := unusable(root):
+    if why := unusable(root, with_schema=with_schema):
         return fallback, why
     if own.is_file() or not fallback.is_file():
         return own, None
     return fallback, Message("place.could_not_hold")
 
 
-def unusable(root: Path) -> Message | None:
-    """Why `<root>/.memo/index.db` cannot be memo's index now (None: it can). Reads only."""
+def unusable(root: Path, *, with_schema: bool = True) -> Message | None:
+    """Why `<root>/.memo/index.db` cannot be memo's index now (None: it can). Reads only.
+    `with_schema`: as for `choose` (the rebuild's scratch is read whole either way)."""
     folder = root / INDEX_DIR
     try:
         str(folder).encode("utf-8")
@@ -50,8 +53,9 @@ def unusable(root: Path) -> Message | None:
         return Message("file.is", path=folder, what=Message("file.not_folder"))
     # The rebuild's scratch is one of memo's names there too: what is not memo's at it
     # would stop every rebuild (memo neither builds in it nor deletes it).
-    for db in (folder / INDEX_FILE, scratch_path(folder / INDEX_FILE)):
-        mark, why = inspect(db)
+    db = folder / INDEX_FILE
+    for path, whole in ((db, with_schema), (scratch_path(db), True)):
+        mark, why = inspect(path, with_schema=whole)
         if mark is Mark.FOREIGN:
             return why
     return None
