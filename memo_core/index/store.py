@@ -618,15 +618,14 @@ class Store:
 
     def term_stats(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         """The number of chunks, and in how many each of these (normalised) words occurs
-        (absent words left out): FTS5's own counts, read through a vocabulary table."""
-        self.db.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, 'fts', 'row')"
-        )
-        marks = ",".join("?" * len(terms))
-        sql = f"SELECT term, doc FROM temp.vocab WHERE term IN ({marks})"
-        docs = dict(self.db.execute(sql, tuple(terms))) if terms else {}
-        row = self.db.execute("SELECT count(*) FROM chunks").fetchone()
-        return int(row[0] if row else 0), docs
+        (absent words left out): FTS5's own counts, a query a word. (An fts5vocab table
+        reads them no faster and costs each connection about 100 KB: 55 MB over 500
+        collections.)"""
+        docs = {}
+        for term, quoted in zip(terms, _quoted(terms), strict=True):
+            if n := int(self._scalar("SELECT count(*) FROM fts WHERE fts MATCH ?", (quoted,))):
+                docs[term] = n
+        return self.count_chunks(), docs
 
     # -- reading ------------------------------------------------------------------------
 

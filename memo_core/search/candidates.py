@@ -38,19 +38,25 @@ def candidates(
     itself)."""
     found = Candidates(c, store)
     mode = query.mode
-    # The word statistics stay the whole collection's, as FTS5's BM25 weighs the words
-    # by, even where nothing here is in scope: a passage scores the same in a scoped search
-    # as in any other.
-    if stats and mode != "vec":
-        found.chunks, found.term_docs = store.term_stats(query.terms)
     among = c.in_scope(store, query.scope, below) if query.scope else None
-    if among is not None and not len(among):
-        return found  # nothing here is in scope
     # `among` None: every chunk (no scope, or one that leaves nothing out here).
-    if mode != "vec":
+    searched = among is None or len(among) > 0
+    if mode != "vec" and searched:
         found.words = word_candidates(
             store, query.terms, wanted, c.tuning, scoped=among is not None
         )
+    if stats and mode != "vec":
+        # The word statistics stay the whole collection's, as FTS5's BM25 weighs the words
+        # by, even where nothing here is in scope: a passage scores the same in a scoped
+        # search as in any other. Where no passage at all holds a query word, each word's
+        # count is 0 without counting it in FTS5 (most of the collections a selective
+        # query meets: a search over hundreds of them).
+        if among is None and not found.words:
+            found.chunks, found.term_docs = store.count_chunks(), {}
+        else:
+            found.chunks, found.term_docs = store.term_stats(query.terms)
+    if not searched:
+        return found  # nothing here is in scope
     if qvec is not None and mode != "lex":
         vectors = c.vectors(store)
         if vectors.model in (None, model_id):

@@ -108,6 +108,26 @@ def test_stats_are_the_whole_collections(with_vectors: Collection, tiny_embedder
     assert all(n >= 1 for n in got.term_docs.values())
 
 
+@pytest.mark.parametrize(
+    ("text", "scope"),
+    [
+        ("soup cat", None),
+        ("zzzabsent qqqnowhere", None),  # no passage holds a word: not read from FTS5
+        ("soup cat", Scope(under="nowhere")),  # nothing here in scope: the whole one's still
+        ("zzzabsent qqqnowhere", Scope(under="nowhere")),
+    ],
+)
+def test_stats_are_fts5s_own_counts(
+    with_vectors: Collection, text: str, scope: Scope | None
+) -> None:
+    query = Query.of(text, mode="lex", scope=scope)
+    got, _ = found(with_vectors, query, None, stats=True)
+    with with_vectors.snapshot() as store:
+        assert store is not None
+        assert (got.chunks, got.term_docs) == store.term_stats(query.terms)
+    assert got.chunks > 0
+
+
 def test_another_models_vectors_are_not_searched(
     with_vectors: Collection, tiny_embedder: Embedder
 ) -> None:
