@@ -15,6 +15,7 @@ from conftest import HANG_S, many_notes, write_notes
 
 from memo_core.collection import Collection
 from memo_core.errors import PathNotFoundError
+from memo_core.files.indexes import fallback_index_path
 from memo_core.files.scope import Scope
 from memo_core.index.history import EMPTY_FINGERPRINT
 from memo_core.model.embedder import Embedder
@@ -189,6 +190,38 @@ def test_a_foreign_file_at_the_index_place_is_left_alone(tmp_path: Path) -> None
         assert foreign.read_bytes() == b"not a database " * 100
     finally:
         c.close()
+
+
+@pytest.mark.parametrize("first", ["status", "snapshot", "refresh"])
+def test_memos_index_with_a_planted_view_is_left_alone_whatever_opens_it_first(
+    notes: Path, first: str
+) -> None:
+    """The place is chosen without reading the file's schema: the opener reads it, and
+    where it is not memo's the index moves to the cache, whichever call opens it first."""
+    import apsw
+
+    c = Collection(notes, Tuning())
+    c.refresh(None, None)
+    own = c.db_path
+    c.close()
+    db = apsw.Connection(str(own))
+    db.execute("CREATE VIEW v AS SELECT text FROM chunks")
+    db.close()
+    before = own.read_bytes()
+    c = Collection(notes, Tuning())
+    try:
+        if first == "status":
+            assert c.status().files == 0  # the cache's index, not made yet
+        elif first == "snapshot":
+            with c.snapshot() as store:
+                assert store is None
+        else:
+            assert c.refresh(None, None).added == len(list(notes.rglob("*.md")))
+        assert c.db_path == fallback_index_path(notes) and c.location_note is not None
+        assert c.location_note.params["why"].key == "file.left_alone"
+    finally:
+        c.close()
+    assert own.read_bytes() == before
 
 
 def test_a_refresh_of_a_folder_gone_says_so(c: Collection, notes: Path) -> None:
