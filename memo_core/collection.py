@@ -385,7 +385,7 @@ class Collection:
         self._writer = _still_held(self._writer, root)
         if self._writer is None:
             try:
-                self._writer = Store.create(self.db_path, root)
+                self._writer = self._opened(lambda path: Store.create(path, root))
             except IndexLocationError as e:
                 fallback = fallback_index_path(self.root)
                 if self.db_path == fallback:
