@@ -2,8 +2,9 @@
 
 It holds exactly one `Collection` per real folder, however the path was spelled, so one
 folder never has two connections or two vector copies in one process; the `Tuning` and the
-`ModelSource` it was given; and nothing else. Every call takes the user's path, asks
-discovery which collections lie there now, and works on exactly those.
+`ModelSource` it was given; and what discovery found under each path, kept while the folders
+that decided it stand as they were. Every call takes the user's path, asks discovery which
+collections lie there now, and works on exactly those.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from memo_core.errors import (
     OutsideRootsError,
 )
 from memo_core.files.confine import allowed_roots, check_inside, real_path
-from memo_core.files.discovery import discover, resolve_path, within_reach
+from memo_core.files.discovery import Discoveries, resolve_path, within_reach
 from memo_core.files.feed import Inotify
 from memo_core.files.fsafe import descriptor_limit, require_supported
 from memo_core.files.notes import (
@@ -123,6 +124,7 @@ class Engine:
         self.roots = None if roots is None else _resolved_roots(roots)
         self._lock = threading.Lock()  # guards the dicts only: no I/O is done under it
         self._collections: dict[Path, Collection] = {}
+        self._discoveries = Discoveries()  # the roots under each path, while its folders stand
         # Each open collection keeps a few descriptors (connections, a lock file): those
         # least recently used beyond `max_open`, or idle, release them (see `_to_release`).
         self.max_open = open_budget() if max_open is None else max_open
@@ -206,7 +208,7 @@ class Engine:
         self._release(spare)
         base = resolve_path(path)
         check_inside(base, self.roots, path)
-        roots = discover(base)
+        roots = self._discoveries.discover(base)
         if self.roots is not None:  # each as it really is now, not as it was when discovered
             for root in roots:
                 check_inside(Path(real_path(root)), self.roots, root)

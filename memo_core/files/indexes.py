@@ -37,6 +37,13 @@ def _fallback_index_path(root: str) -> str:
 _UNSAFE = re.compile(r"[^\w.-]", flags=re.ASCII)
 
 
+def index_folders(root: str | os.PathLike[str]) -> tuple[str, str]:
+    """The folders whose entries say whether `root` has an index (`has_index`): its own
+    `.memo`, and its folder in the cache."""
+    folder = os.fspath(root)
+    return os.path.join(folder, INDEX_DIR), os.path.dirname(_fallback_index_path(folder))
+
+
 def has_index(root: str | os.PathLike[str]) -> bool:
     """Whether the folder `root` has memo's index, in it or in the cache folder (the one
     answer every caller gets: `index.location.choose` decides which of the two is used).

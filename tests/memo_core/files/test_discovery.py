@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
 from conftest import write_notes
 
 from memo_core import NoCollectionError, PathNotFoundError
-from memo_core.files.discovery import discover, resolve_path
+from memo_core.files.discovery import SETTLED_NS, Discoveries, discover, resolve_path
+from memo_core.files.indexes import fallback_index_path
 from memo_core.files.walker import scan
 
 
@@ -97,3 +99,76 @@ def test_notes_too_deep_are_pointed_at_not_lost(tmp_path: Path) -> None:
     assert str(e.value).endswith(
         f"the nearest notes are in {tmp_path / 'a' / 'b' / 'c' / 'd'}: point memo at that folder"
     )
+
+
+# -- findings kept between calls (Discoveries) -----------------------------------------------
+
+
+def _settle(*tops: Path) -> None:
+    """Every folder under `tops` as last changed long ago (no tick of a coarse clock left)."""
+    past = 1_000_000_000_000_000_000  # 2001, in ns
+    for top in tops:
+        if top.exists():
+            for folder in [top, *(p for p in top.rglob("*") if p.is_dir())]:
+                os.utime(folder, ns=(past, past))
+
+
+def _index_in(folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "index.db").write_bytes(b"")
+
+
+CHANGES = {
+    "a new collection": lambda base: write_notes(base, {"c/new.md": "x"}),
+    "a collection's last note gone": lambda base: (base / "a" / "a.md").unlink(),
+    "a note two levels down": lambda base: write_notes(base, {"e/inner/n.md": "x"}),
+    "an index made in a .memo there before": lambda base: _index_in(base / "d" / ".memo"),
+    "an index made in the cache": lambda base: _index_in(fallback_index_path(base / "d").parent),
+    "a folder of notes renamed": lambda base: (base / "a").rename(base / "z"),
+}
+
+
+@pytest.mark.parametrize("change", CHANGES)
+def test_kept_findings_see_every_change_that_decides_them(tmp_path: Path, change: str) -> None:
+    base = write_notes(tmp_path / "base", {"a/a.md": "a", "b/b.md": "b", "b/inner/x.txt": "x"})
+    (base / "d" / ".memo").mkdir(parents=True)
+    (base / "e" / "inner").mkdir(parents=True)
+    cache = fallback_index_path(base / "d").parent.parent
+    cache.mkdir(parents=True)
+    _settle(base, cache)
+    found = Discoveries()
+    before = found.discover(base)
+    assert before == discover(base) == [base / "a", base / "b"]
+    CHANGES[change](base)
+    after = found.discover(base)
+    assert after == discover(base) and after != before
+
+
+def test_findings_are_kept_while_their_folders_stand(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base = write_notes(tmp_path / "base", {f"p{i}/docs/n.md": "x" for i in range(5)})
+    _settle(base)
+    found = Discoveries()
+    listed: list[object] = []
+    real = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda path=".": listed.append(path) or real(path))
+    first = found.discover(base)
+    assert len(first) == 5 and listed
+    listed.clear()
+    (base / "p0" / "docs" / "n.md").write_text("changed", encoding="utf-8")  # not a folder
+    assert found.discover(base) == first
+    assert listed == []  # no folder read again
+
+
+def test_a_folder_changed_within_a_tick_is_read_again(tmp_path: Path) -> None:
+    """Findings read from a folder changed less than SETTLED_NS ago are not kept: a second
+    change in the same tick of a coarse clock leaves its time as it was."""
+    base = write_notes(tmp_path / "base", {"a/a.md": "a"})
+    was = os.stat(base).st_mtime_ns
+    assert time.time_ns() - was < SETTLED_NS
+    found = Discoveries()
+    assert found.discover(base) == [base / "a"]
+    write_notes(base, {"b/b.md": "b"})
+    os.utime(base, ns=(was, was))  # the same time: a clock that did not tick
+    assert found.discover(base) == [base / "a", base / "b"]
