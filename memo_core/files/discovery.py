@@ -36,7 +36,9 @@ SETTLED_NS = 2_000_000_000
 # Paths whose findings are kept at once (the oldest forgotten first).
 KEPT_PATHS = 64
 
-# A folder as a stamp: (device, inode, modification time in ns), () where there is none.
+# A folder as a stamp: (device, inode, its inode's change time in ns), () where there is
+# none. The change time moves with its entries (as the modification time does) and with its
+# permissions too: a folder that becomes readable is read again.
 Stamp = tuple[int, ...]
 
 
@@ -75,7 +77,7 @@ def stamp(folder: str) -> Stamp:
         st = os.stat(folder, follow_symlinks=False)
     except (OSError, ValueError):
         return ()
-    return st.st_dev, st.st_ino, st.st_mtime_ns
+    return st.st_dev, st.st_ino, st.st_ctime_ns
 
 
 @dataclass(frozen=True)
@@ -86,7 +88,7 @@ class _Found:
 
 class Discoveries:
     """The collection roots under each path asked for (`discover`), kept between calls
-    while every folder whose entries decided them stands as it was: a search over a folder
+    while every folder whose entries decided them stands as it was (`stamp`): a search over a folder
     of 500 collections found them again in about 24 ms a call, and now checks about 2,000
     folders' stamps in a few. A note that is a symlink (whose target may come or go
     without any folder changing) is taken as it was found until its folder changes."""

@@ -104,13 +104,11 @@ def test_notes_too_deep_are_pointed_at_not_lost(tmp_path: Path) -> None:
 # -- findings kept between calls (Discoveries) -----------------------------------------------
 
 
-def _settle(*tops: Path) -> None:
-    """Every folder under `tops` as last changed long ago (no tick of a coarse clock left)."""
-    past = 1_000_000_000_000_000_000  # 2001, in ns
-    for top in tops:
-        if top.exists():
-            for folder in [top, *(p for p in top.rglob("*") if p.is_dir())]:
-                os.utime(folder, ns=(past, past))
+def _settle(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every folder as changed long enough ago (no tick of a coarse clock left): the clock
+    the findings are kept by runs SETTLED_NS ahead (a change's inode time cannot be set)."""
+    ahead = time.time_ns() + 2 * SETTLED_NS
+    monkeypatch.setattr(time, "time_ns", lambda: ahead)
 
 
 def _index_in(folder: Path) -> None:
@@ -125,30 +123,37 @@ CHANGES = {
     "an index made in a .memo there before": lambda base: _index_in(base / "d" / ".memo"),
     "an index made in the cache": lambda base: _index_in(fallback_index_path(base / "d").parent),
     "a folder of notes renamed": lambda base: (base / "a").rename(base / "z"),
+    "a folder's permissions changed": lambda base: (base / "b").chmod(0o700),
 }
 
 
 @pytest.mark.parametrize("change", CHANGES)
-def test_kept_findings_see_every_change_that_decides_them(tmp_path: Path, change: str) -> None:
+def test_kept_findings_see_every_change_that_decides_them(
+    tmp_path: Path, change: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     base = write_notes(tmp_path / "base", {"a/a.md": "a", "b/b.md": "b", "b/inner/x.txt": "x"})
     (base / "d" / ".memo").mkdir(parents=True)
     (base / "e" / "inner").mkdir(parents=True)
     cache = fallback_index_path(base / "d").parent.parent
     cache.mkdir(parents=True)
-    _settle(base, cache)
+    _settle(monkeypatch)
     found = Discoveries()
     before = found.discover(base)
     assert before == discover(base) == [base / "a", base / "b"]
+    listed: list[object] = []
+    real = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda path=".": listed.append(path) or real(path))
     CHANGES[change](base)
     after = found.discover(base)
-    assert after == discover(base) and after != before
+    assert listed  # read again
+    assert after == discover(base)
 
 
 def test_findings_are_kept_while_their_folders_stand(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     base = write_notes(tmp_path / "base", {f"p{i}/docs/n.md": "x" for i in range(5)})
-    _settle(base)
+    _settle(monkeypatch)
     found = Discoveries()
     listed: list[object] = []
     real = os.scandir
@@ -161,14 +166,17 @@ def test_findings_are_kept_while_their_folders_stand(
     assert listed == []  # no folder read again
 
 
-def test_a_folder_changed_within_a_tick_is_read_again(tmp_path: Path) -> None:
+def test_a_folder_changed_within_a_tick_is_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Findings read from a folder changed less than SETTLED_NS ago are not kept: a second
     change in the same tick of a coarse clock leaves its time as it was."""
     base = write_notes(tmp_path / "base", {"a/a.md": "a"})
-    was = os.stat(base).st_mtime_ns
-    assert time.time_ns() - was < SETTLED_NS
+    assert time.time_ns() - os.stat(base).st_ctime_ns < SETTLED_NS
     found = Discoveries()
     assert found.discover(base) == [base / "a"]
-    write_notes(base, {"b/b.md": "b"})
-    os.utime(base, ns=(was, was))  # the same time: a clock that did not tick
-    assert found.discover(base) == [base / "a", base / "b"]
+    listed: list[object] = []
+    real = os.scandir
+    monkeypatch.setattr(os, "scandir", lambda path=".": listed.append(path) or real(path))
+    assert found.discover(base) == [base / "a"]
+    assert listed  # not kept: the same tick could hold a change its time does not show
