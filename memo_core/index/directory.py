@@ -296,9 +296,9 @@ def remove_files(path: Path, root: Folder | None = None) -> None:
     files they are, should this be cut short."""
     owned(path)
     with reach(path, root) as (where, _):
-        for p in [*map(Path, side_files(path)), path]:
+        for p in [*side_files(path), os.fspath(path)]:
             try:
-                os.unlink(p.name if where is not None else p, dir_fd=where)
+                os.unlink(os.path.basename(p) if where is not None else p, dir_fd=where)
             except FileNotFoundError:
                 pass
 

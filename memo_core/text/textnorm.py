@@ -27,9 +27,9 @@ _HYPHEN = re.compile(rf"[{_HYPHENS}]")
 # In a file or folder name: camelCase humps, and the separators people use between words.
 _HUMP = re.compile(r"(?<=[a-zа-яё0-9])(?=[A-ZА-ЯЁ])")
 _NAME_SEPARATORS = re.compile(r"[/_.\s]+")
-_CYRILLIC = re.compile(r"[\u0400-\u04ff]")
-# Runs of the letters of memo's two scripts, for `cyrillic_share`.
-_CYRILLIC_RUN = re.compile(r"[\u0400-\u04ff]+")
+# Runs of the letters of memo's two scripts: a word with Cyrillic is stemmed as Russian, and
+# `cyrillic_share` weighs the two.
+_CYRILLIC = re.compile(r"[\u0400-\u04ff]+")
 _LATIN_RUN = re.compile(r"[A-Za-z]+")
 # Scripts written without spaces between words (Han, Hiragana, Katakana) and Hangul, whose
 # words carry their particles: a run of them is cut into overlapping pairs of characters
@@ -137,7 +137,7 @@ def stems(text: str) -> list[str]:
 def cyrillic_share(text: str) -> float | None:
     """The share of Cyrillic among `text`'s Cyrillic and Latin letters (None: it has none):
     which of the two scripts whose words memo stems it is mostly written in."""
-    cyrillic = sum(map(len, _CYRILLIC_RUN.findall(text)))
+    cyrillic = sum(map(len, _CYRILLIC.findall(text)))
     latin = sum(map(len, _LATIN_RUN.findall(text)))
     return cyrillic / (cyrillic + latin) if cyrillic + latin else None
 
