@@ -92,3 +92,18 @@ def test_reindex_rebuilds_and_keeps_answering(notes: Path, tiny_embedder: Embedd
     leftovers = [p.name for p in (notes / ".memo").iterdir() if "rebuild" in p.name]
     assert leftovers == []
     _consistent(notes / ".memo" / "index.db")
+
+
+def test_term_stats_are_the_vocabularys_document_counts(notes: Path) -> None:
+    """Each word's count is the number of passages holding it (in their heading column or
+    body), as FTS5's own vocabulary table counts them; an absent word is left out."""
+    with Searcher(notes, use_model=False) as s:
+        s.refresh(embed=False)
+        [c] = s.collections
+        with c.snapshot() as store:
+            assert store is not None
+            store.db.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, 'fts', 'row')")
+            vocab = dict(store.db.execute("SELECT term, doc FROM temp.v"))
+            chunks, docs = store.term_stats([*vocab, "zzzabsent"])
+            assert chunks == store.count_chunks() > 0
+    assert docs == vocab and len(vocab) > 20
