@@ -219,9 +219,11 @@ def real_default(real_model: Embedder) -> Embedder:
 def as_schema_2(index: Path) -> None:
     """Make `index` what schema 2 left: no history of the content, no fingerprint sum (nor
     schema 4's front matter and tags, nor schema 5's text lines, nor schema 6's leads and
-    sentences)."""
+    sentences, nor schema 7's languages)."""
     db = apsw.Connection(str(index))
     with db:
+        db.execute("DROP INDEX chunks_lang; ALTER TABLE chunks DROP COLUMN lang")
+        db.execute("DELETE FROM meta WHERE key = 'languages'")
         db.execute("DROP TABLE sentences; DROP INDEX chunks_nosent")
         db.execute("ALTER TABLE chunks DROP COLUMN has_sent; ALTER TABLE files DROP COLUMN lead")
         db.execute("DROP TABLE tags; ALTER TABLE files DROP COLUMN front")

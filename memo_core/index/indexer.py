@@ -24,6 +24,7 @@ from memo_core.model.embedder import Embedder
 from memo_core.text import textnorm
 from memo_core.text.chunking import Chunk, Note, parse_note
 from memo_core.text.frontmatter import FrontMatter
+from memo_core.text.passagelang import passage_languages
 from memo_core.text.sentences import sentences
 from memo_core.text.titles import embedded_heading, lead_of
 from memo_core.tuning import Tuning
@@ -356,25 +357,28 @@ class Indexer:
                 # so are its other fields' words (measured against its first chunk's body and
                 # its first chunk's heading: every chunk's heading ranked best).
                 names = p.front.names
-                path_words = textnorm.normalize(
-                    " ".join([textnorm.path_text(p.rel), *names, p.front.words])
-                )
+                named = " ".join([textnorm.path_text(p.rel), *names, p.front.words])
+                # Each chunk's words in its language, its own or its note's.
+                langs = passage_languages([f"{c.heading}\n{c.text}" for c in p.chunks])
+                path_words = {lang: textnorm.normalize(named, lang) for lang in set(langs)}
                 front = json.dumps({"names": names, "words": p.front.words}, ensure_ascii=False)
                 front = front if names or p.front.words else ""
                 # A chunk's words hold the note's names and fields too: when they changed,
                 # no chunk keeps its old words (vectors are still reused by hash).
                 same_front = store.file_front(fid) == front
                 store.set_front(fid, front, p.tags, p.lead)
-                old_ids: dict[str, list[int]] = {}
+                old_ids: dict[tuple[str, str], list[int]] = {}
                 # Read inside the transaction, not from the walk's snapshot: another process
                 # may have indexed this file since, and its chunks must not be doubled.
-                for cid, h in store.file_chunks(fid):
-                    old_ids.setdefault(h, []).append(cid)
-                for seq, (c, h) in enumerate(zip(p.chunks, p_hashes, strict=True)):
-                    if same_front and old_ids.get(h):
-                        store.move_chunk(old_ids[h].pop(0), seq, c.line, c.text_line)
+                # A chunk is kept where its text and its words' language are (its note's
+                # language may change with another part of it).
+                for cid, h, lang in store.file_chunks(fid):
+                    old_ids.setdefault((h, lang), []).append(cid)
+                for seq, (c, h, lang) in enumerate(zip(p.chunks, p_hashes, langs, strict=True)):
+                    if same_front and old_ids.get((h, lang)):
+                        store.move_chunk(old_ids[h, lang].pop(0), seq, c.line, c.text_line)
                         continue
-                    cid = store.insert_chunk(fid, seq, c, h, path_words)
+                    cid = store.insert_chunk(fid, seq, c, h, path_words[lang], lang)
                     stats.chunks_written += 1
                     if h in vectors:
                         store.set_vector(cid, vectors[h])

@@ -9,6 +9,7 @@ import os
 from dataclasses import dataclass
 
 from memo_core.files.walker import Changes, FileStat
+from memo_core.text.passagelang import ENGLISH
 from memo_core.text.titles import title_of
 
 
@@ -29,6 +30,7 @@ class ChunkRow:
     text: str
     text_line: int  # where its text begins (`Chunk.text_line`)
     title: str  # the note's title: its front matter's first name, else its file name
+    lang: str = ENGLISH  # the language its Latin words are stemmed in (`text.passagelang`)
 
     @property
     def shown_heading(self) -> str:

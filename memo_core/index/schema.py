@@ -7,7 +7,8 @@ follows the one rule there. Schema 4 (this memo): what a note's front matter say
 names, for the naming boost) and its tags (for scoped searches). Schema 5: the line where a
 chunk's text begins, below its heading, so a hit numbers the lines it shows without reading
 the note. Schema 6: the title that leads a note's embedded headings, and its passages'
-sentence vectors (a pass of their own, after the passages' vectors).
+sentence vectors (a pass of their own, after the passages' vectors). Schema 7: the
+language a chunk's Latin words are stemmed in.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import apsw
 
 from memo_core.index.history import start_history
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 APP_ID = "memo"  # stored in meta: how memo recognises its own index
 APPLICATION_ID = 0x6D656D6F  # 'memo', in the SQLite header too
 
@@ -167,8 +168,22 @@ def _v5_to_v6(db: apsw.Connection) -> None:
     )
 
 
+def _v6_to_v7(db: apsw.Connection) -> None:
+    # `lang`: the Snowball language a chunk's Latin words are stemmed in
+    # (`passagelang.latin_language`), so that its words are found again as the index holds
+    # them (a hit's lines, its title words); indexed, so its index's languages are counted
+    # without reading the chunks. Rows written before stay English (as they were stemmed)
+    # until the index is rebuilt (the normaliser's version changed with this).
+    db.execute(
+        """
+        ALTER TABLE chunks ADD COLUMN lang TEXT NOT NULL DEFAULT 'english';
+        CREATE INDEX chunks_lang ON chunks(lang);
+        """
+    )
+
+
 # Numbered migrations: MIGRATIONS[i] takes a database from version i to i + 1.
-MIGRATIONS = [_schema_v1, _v1_to_v2, _v2_to_v3, _v3_to_v4, _v4_to_v5, _v5_to_v6]
+MIGRATIONS = [_schema_v1, _v1_to_v2, _v2_to_v3, _v3_to_v4, _v4_to_v5, _v5_to_v6, _v6_to_v7]
 
 
 def create_vectors_table(db: apsw.Connection, dim: int) -> None:

@@ -36,6 +36,8 @@ from memo_core.index.schema import SCHEMA_VERSION, create_vectors_table, new_gen
 from memo_core.text import textnorm
 from memo_core.text.chunking import Chunk
 from memo_core.text.frontmatter import normalize_tag
+from memo_core.text.passagelang import ENGLISH
+from memo_core.text.textnorm import Group
 from memo_core.values import FileNote
 
 if TYPE_CHECKING:  # numpy and vec0's storage load with the first vectors read or written
@@ -65,6 +67,7 @@ class Store:
         # This write transaction's changes to file rows (path: stat, None: gone), for
         # `_stats` once it commits; None: no write transaction is open.
         self._pending: dict[str, FileStat | None] | None = None
+        self._chunks_changed = False  # in this write transaction: count the languages
 
     @classmethod
     def create(cls, path: Path, root: Folder | None = None) -> Store:
@@ -152,8 +155,11 @@ class Store:
         """One immediate transaction: all of it lands or none of it does."""
         self.db.execute("BEGIN IMMEDIATE")
         self._pending = {}
+        self._chunks_changed = False
         try:
             yield
+            if self._chunks_changed:
+                self._count_languages()
             self.history.close_version()  # the fingerprint this transaction led to
         except BaseException:
             self._pending = None
@@ -325,7 +331,7 @@ class Store:
         return int(self._scalar("SELECT id FROM files WHERE path = ?", (key,)))
 
     def delete_file(self, file_id: int) -> None:
-        self.delete_chunks([cid for cid, _ in self.file_chunks(file_id)])
+        self.delete_chunks([cid for cid, _, _ in self.file_chunks(file_id)])
         sql = f"SELECT path, {CONTENT} FROM files WHERE id = ?"
         row = self.db.execute(sql, (file_id,)).fetchone()
         self.db.execute("DELETE FROM tags WHERE file_id = ?", (file_id,))
@@ -334,13 +340,14 @@ class Store:
             self._changed(row[0], None)
             self.history.log_change(row[0], row[1], None)
 
-    def file_chunks(self, file_id: int) -> list[tuple[int, str]]:
-        """(chunk id, hash) of a file's chunks, in order."""
-        sql = "SELECT id, hash FROM chunks WHERE file_id = ? ORDER BY seq"
+    def file_chunks(self, file_id: int) -> list[tuple[int, str, str]]:
+        """(chunk id, hash, language of its words) of a file's chunks, in order."""
+        sql = "SELECT id, hash, lang FROM chunks WHERE file_id = ? ORDER BY seq"
         return list(self.db.execute(sql, (file_id,)))
 
     def delete_chunks(self, ids: Iterable[int]) -> None:
         has_vec = self.has_vec_table()
+        self._chunks_changed = True
         for cid in ids:
             self.db.execute("DELETE FROM chunks WHERE id = ?", (cid,))
             self.db.execute("DELETE FROM fts WHERE rowid = ?", (cid,))
@@ -348,22 +355,38 @@ class Store:
             if has_vec:
                 self.db.execute("DELETE FROM vec WHERE rowid = ?", (cid,))
 
-    def insert_chunk(self, file_id: int, seq: int, c: Chunk, h: str, path_words: str) -> int:
-        """A new chunk; FTS5 gets its body and, as its heading, the heading path and the
-        words of the note's path and front matter (`path_words`, normalised), all as
-        normalised words."""
+    def insert_chunk(
+        self, file_id: int, seq: int, c: Chunk, h: str, path_words: str, lang: str
+    ) -> int:
+        """A new chunk whose Latin words are in `lang` (`passagelang.latin_language`); FTS5
+        gets its body and, as its heading, the heading path and the words of the note's path
+        and front matter (`path_words`, normalised in `lang`), all as normalised words."""
         self.db.execute(
-            "INSERT INTO chunks(file_id, seq, line, text_line, heading, text, hash) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (file_id, seq, c.line, c.text_line, c.heading, c.text, h),
+            "INSERT INTO chunks(file_id, seq, line, text_line, heading, text, hash, lang) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (file_id, seq, c.line, c.text_line, c.heading, c.text, h, lang),
         )
         cid = self.db.last_insert_rowid()
-        heading = f"{textnorm.normalize(c.heading)} {path_words}".strip()
+        heading = f"{textnorm.normalize(c.heading, lang)} {path_words}".strip()
         self.db.execute(
             "INSERT INTO fts(rowid, heading, body) VALUES (?, ?, ?)",
-            (cid, heading, textnorm.normalize(c.text)),
+            (cid, heading, textnorm.normalize(c.text, lang)),
         )
+        self._chunks_changed = True
         return cid
+
+    def _count_languages(self) -> None:
+        """Record how many chunks' words each language has (`passagelang`), as the
+        transaction leaves them."""
+        counts = dict(self.db.execute("SELECT lang, count(*) FROM chunks GROUP BY lang"))
+        self.set_meta("languages", json.dumps(counts, sort_keys=True))
+
+    def languages(self) -> frozenset[str]:
+        """The languages this index's chunks' Latin words are stemmed in: those a query's
+        words are stemmed in to be found (English always: an index made before memo
+        counted them held only English)."""
+        counts = json.loads(self.get_meta("languages") or "{}")
+        return frozenset(lang for lang, n in counts.items() if n) | {ENGLISH}
 
     def move_chunk(self, chunk_id: int, seq: int, line: int, text_line: int) -> None:
         """A kept chunk at its new place: its order in the note, its lines (`Chunk`'s)."""
@@ -518,18 +541,20 @@ class Store:
 
     def lex(
         self,
-        terms: Sequence[str],
+        groups: Sequence[Group],
         limit: int,
         weights: tuple[float, float],
         *,
         scoped: bool = False,
     ) -> list[tuple[int, float]]:
         """Chunk ids and BM25 scores (higher is better) of the `limit` best chunks holding
-        any of `terms` (normalised words), best first; `weights`: BM25 weights of the
-        heading and the body; `scoped`: among the chunks `scope_to` left in scope only."""
-        if not terms:
+        any of the query words' stems (`textnorm.query_groups`), best first; `weights`:
+        BM25 weights of the heading and the body; `scoped`: among the chunks `scope_to`
+        left in scope only."""
+        stems = list(dict.fromkeys(t for g in groups for t in g))
+        if not stems:
             return []
-        return self._best(_any_of(terms), limit, weights, scoped)
+        return self._best(" OR ".join(_quoted(stems)), limit, weights, scoped)
 
     def _best(
         self, match: str, limit: int, weights: tuple[float, float], scoped: bool
@@ -545,14 +570,15 @@ class Store:
         )
         return [(cid, -score) for cid, score in self.db.execute(sql, (*weights, match, limit))]
 
-    def named(self, terms: Sequence[str], among: Sequence[int]) -> list[int]:
+    def named(self, groups: Sequence[Group], among: Sequence[int]) -> list[int]:
         """Those of the chunks `among` whose heading column (their heading path and their
-        note's path words) holds every one of `terms`: the query names them."""
-        if not terms or not among:
+        note's path words) holds every query word (a stem of each of `groups`): the query
+        names them."""
+        if not groups or not among:
             return []
         # Every chunk so named, then those among the candidates: the same match restricted
         # by `rowid IN (…)` measured 160 times slower (39 ms against 0.24 ms, office-dev-en).
-        match = f"heading : ({' AND '.join(_quoted(terms))})"
+        match = f"heading : ({' AND '.join(_any(g) for g in groups)})"
         named = {
             cid for (cid,) in self.db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (match,))
         }
@@ -560,18 +586,25 @@ class Store:
 
     def near(
         self,
-        terms: Sequence[str],
+        groups: Sequence[Group],
         limit: int,
         weights: tuple[float, float],
         window: int,
         *,
         scoped: bool = False,
     ) -> dict[int, float]:
-        """BM25 scores (higher is better) of the `limit` best chunks where two of `terms`
-        that are adjacent in the query stand within `window` words of each other;
-        `scoped`: as in `lex`."""
-        quoted = _quoted(terms)
-        pairs = [f"NEAR({a} {b}, {int(window)})" for a, b in zip(quoted, quoted[1:], strict=False)]
+        """BM25 scores (higher is better) of the `limit` best chunks where two words that
+        are adjacent in the query (a stem of each of their `groups`) stand within `window`
+        words of each other; `scoped`: as in `lex`."""
+        # FTS5's NEAR takes phrases, not ORs: a pair of groups is every pair of their stems.
+        pairs = list(
+            dict.fromkeys(
+                f"NEAR({a} {b}, {int(window)})"
+                for one, other in zip(groups, groups[1:], strict=False)
+                for a in _quoted(one)
+                for b in _quoted(other)
+            )
+        )
         if not pairs:
             return {}
         return dict(self._best(" OR ".join(pairs), limit, weights, scoped))
@@ -616,16 +649,18 @@ class Store:
         ids = self.db.execute("SELECT id FROM temp.memo_scope ORDER BY id")
         return np.fromiter((cid for (cid,) in ids), np.int64)
 
-    def term_stats(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
-        """The number of chunks, and in how many each of these (normalised) words occurs
-        (absent words left out): FTS5's own counts, a query a word. (An fts5vocab table
-        reads them no faster and costs each connection about 100 KB: 55 MB over 500
-        collections.)"""
-        docs = {}
-        for term, quoted in zip(terms, _quoted(terms), strict=True):
-            if n := int(self._scalar("SELECT count(*) FROM fts WHERE fts MATCH ?", (quoted,))):
-                docs[term] = n
-        return self.count_chunks(), docs
+    def term_stats(self, groups: Sequence[Group]) -> tuple[int, dict[str, int]]:
+        """The number of chunks, and in how many each query word occurs, by the stem that
+        leads its group (absent words left out): FTS5's own counts, a query a stem (an
+        fts5vocab table reads them no faster and costs each connection about 100 KB: 55 MB
+        over 500 collections). A word of several stems (several languages) counts as its
+        most frequent, the passages of one language holding it."""
+        stems = list(dict.fromkeys(t for g in groups for t in g))
+        found = {}
+        for stem, quoted in zip(stems, _quoted(stems), strict=True):
+            found[stem] = int(self._scalar("SELECT count(*) FROM fts WHERE fts MATCH ?", (quoted,)))
+        docs = {g[0]: max(found[t] for t in g) for g in groups}
+        return self.count_chunks(), {t: n for t, n in docs.items() if n}
 
     # -- reading ------------------------------------------------------------------------
 
@@ -652,15 +687,15 @@ class Store:
         marks = ",".join("?" * len(ids))
         rows = {}
         found = self.db.execute(
-            "SELECT c.id, f.path, c.line, c.heading, c.text, c.text_line, f.front "
+            "SELECT c.id, f.path, c.line, c.heading, c.text, c.text_line, f.front, c.lang "
             f"FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
             tuple(ids),
         )
-        for cid, path, line, heading, text, text_line, front in list(found):
+        for cid, path, line, heading, text, text_line, front, lang in list(found):
             rel = from_stored(path)
             # text_line 0: written before schema 5 (until the rebuild): the passage's line.
             title = note_title(rel, front or "")
-            rows[cid] = ChunkRow(cid, rel, line, heading, text, text_line or line, title)
+            rows[cid] = ChunkRow(cid, rel, line, heading, text, text_line or line, title, lang)
         return rows
 
     def has_vec_table(self) -> bool:
@@ -674,5 +709,7 @@ def _quoted(terms: Sequence[str]) -> list[str]:
     return [f'"{t}"' for t in terms]
 
 
-def _any_of(terms: Sequence[str]) -> str:
-    return " OR ".join(_quoted(terms))
+def _any(group: Group) -> str:
+    """An FTS5 match of any stem of a query word's `group` (one stem: itself)."""
+    quoted = _quoted(group)
+    return quoted[0] if len(quoted) == 1 else f"({' OR '.join(quoted)})"

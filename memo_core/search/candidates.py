@@ -36,14 +36,15 @@ def candidates(
     candidates scoring more only (`ranking.VectorBar`). Its scope's `under` is read from
     the path searched, where `c` is the folder `below` ('/'-separated; "": the path
     itself)."""
-    found = Candidates(c, store)
+    # Each query word as any language of this collection's passages stems it.
+    found = Candidates(c, store, groups=query.groups(store.languages()))
     mode = query.mode
     among = c.in_scope(store, query.scope, below) if query.scope else None
     # `among` None: every chunk (no scope, or one that leaves nothing out here).
     searched = among is None or len(among) > 0
     if mode != "vec" and searched:
         found.words = word_candidates(
-            store, query.terms, wanted, c.tuning, scoped=among is not None
+            store, found.groups, wanted, c.tuning, scoped=among is not None
         )
     if stats and mode != "vec":
         # The word statistics stay the whole collection's, as FTS5's BM25 weighs the words
@@ -54,7 +55,7 @@ def candidates(
         if among is None and not found.words:
             found.chunks, found.term_docs = store.count_chunks(), {}
         else:
-            found.chunks, found.term_docs = store.term_stats(query.terms)
+            found.chunks, found.term_docs = store.term_stats(found.groups)
     if not searched:
         return found  # nothing here is in scope
     if qvec is not None and mode != "lex":

@@ -16,12 +16,13 @@ an archive is kept and another does not.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from memo_core.text import textnorm
 from memo_core.text.excerpt import matched
+from memo_core.text.passagelang import ENGLISH
 
 # Word 3-shingles two passages must share (Jaccard) to be copies: on the real question
 # sets (bench/realsets.py --near-duplicate) .7 folds 12 top-3 hits' copies and loses no
@@ -96,19 +97,21 @@ def collapsed(
     text: Callable[[T], str],
     path: Callable[[T], str],
     note: Callable[[T], Hashable],
-    terms: Sequence[str] = (),
+    terms: Iterable[str] = (),
     aside: Callable[[T], bool] = lambda _item: False,
+    lang: Callable[[T], str] = lambda _item: ENGLISH,
 ) -> list[Shown[T]]:
     """`items` (best first) with each copy of a passage shown above it folded into that
-    one (`also_in` its path): a copy holds none of the query's `terms` (stems) that the one
-    shown lacks. Of copies, the one shown is not one kept `aside` (`archived`) where
-    another is not (it takes the place of the best ranked)."""
+    one (`also_in` its path): a copy holds none of the query's `terms` (stems, its words
+    stemmed in its `lang`) that the one shown lacks. Of copies, the one shown is not one
+    kept `aside` (`archived`) where another is not (it takes the place of the best
+    ranked)."""
     wanted = set(terms)
     shown: list[Shown[T]] = []
     seen: list[tuple[Shingles, _Held]] = []
     for item in items:
         body = text(item)
-        own, held = shingles(body), _Held(body, wanted)
+        own, held = shingles(body), _Held(body, wanted, lang(item))
         twin = next(
             (
                 i
@@ -139,13 +142,13 @@ class _Held:
     """The query's words (stems) a passage holds, found only when asked: most passages
     are no one's copy, and stemming every one of them cost a warm search most of its time."""
 
-    def __init__(self, body: str, wanted: set[str]) -> None:
-        self._body, self._wanted = body, wanted
+    def __init__(self, body: str, wanted: set[str], lang: str) -> None:
+        self._body, self._wanted, self._lang = body, wanted, lang
         self._words: set[str] | None = None
 
     def words(self) -> set[str]:
         if self._words is None:
-            self._words = matched(self._body, self._wanted)
+            self._words = matched(self._body, self._wanted, self._lang)
         return self._words
 
 

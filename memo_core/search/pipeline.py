@@ -74,6 +74,7 @@ from memo_core.search.query import Query
 from memo_core.search.ranking import Candidates, Placed
 from memo_core.search.second_look import DEPTH, across_scripts, second_look, wants_second_look
 from memo_core.text.excerpt import excerpt
+from memo_core.text.textnorm import Group
 from memo_core.tuning import Tuning
 from memo_core.values import Notice, NoticeKind
 
@@ -157,12 +158,13 @@ def search(
             text=lambda pr: f"{pr[1].shown_heading}\n{pr[1].text}",
             path=lambda pr: str(found[pr[0].at].collection.absolute(pr[1].path)),
             note=_note,
-            terms=query.terms,
+            terms={t for f in found for g in f.groups for t in g},
             aside=lambda pr: page.archived(pr[1].path),
+            lang=lambda pr: pr[1].lang,
         )
         ordered = page.paged(shown, lambda s: _note(s.item), query.k)
         hits = [
-            _hit(found[p.at].collection, p, row, query.terms, s.also_in)
+            _hit(found[p.at].collection, p, row, found[p.at].groups, s.also_in)
             for s in ordered[query.offset : query.offset + query.k]
             for p, row in [s.item]
         ]
@@ -238,9 +240,10 @@ def _chunk_rows(_c: Collection, store: Store, ranked: list[Placed]) -> dict[int,
     return store.chunk_rows([p.chunk for p in ranked])
 
 
-def _hit(c: Collection, p: Placed, row: ChunkRow, terms: list[str], also_in: list[str]) -> Hit:
+def _hit(c: Collection, p: Placed, row: ChunkRow, groups: list[Group], also_in: list[str]) -> Hit:
     """The hit of a ranked passage (its row read inside its collection's snapshot): it
-    shows the lines of its passage that best match the query's `terms` (`text.excerpt`),
+    shows the lines of its passage that best match the query's words (`groups`, each
+    word's stems in its collection's languages; `text.excerpt`),
     numbered as the note's lines by the index alone (the note is not read: it may have
     changed since, or be slow to read).
 
@@ -249,7 +252,8 @@ def _hit(c: Collection, p: Placed, row: ChunkRow, terms: list[str], also_in: lis
     first of them, counted from where the text begins (`text_line`). `end_line` is the last
     line shown, counted alike. `also_in`: the notes holding copies of it."""
     # A passage found by meaning alone shows its start, whatever words it shares.
-    shown = excerpt(row.text.split("\n"), set(terms) if "lex" in p.found_by else set())
+    terms = {t for g in groups for t in g} if "lex" in p.found_by else set()
+    shown = excerpt(row.text.split("\n"), terms, lang=row.lang)
     return Hit(
         path=c.absolute(row.path),
         relpath=row.path,

@@ -3,12 +3,15 @@ every stage (candidates, ranking, hits)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from memo_core.errors import InvalidArgumentError
 from memo_core.files.scope import Scope
 from memo_core.text import textnorm
+from memo_core.text.passagelang import ENGLISH
+from memo_core.text.textnorm import Group
 from memo_core.tuning import Tuning
 from memo_core.values import (
     DEFAULT_K,
@@ -53,8 +56,15 @@ class Query:
 
     @cached_property
     def terms(self) -> list[str]:
-        """The words of `text` as the index holds them (`textnorm.query_terms`)."""
+        """The words of `text` as an English index holds them (`textnorm.query_terms`):
+        each leads its group in `groups`, whatever the languages, and names it in the
+        statistics every collection's are summed by (`ranking`)."""
         return textnorm.query_terms(self.text)
+
+    def groups(self, langs: Iterable[str]) -> list[Group]:
+        """The words of `text` as an index whose passages are in `langs` holds them: each
+        word's stems in English and in each of `langs` (`textnorm.query_groups`)."""
+        return list(_groups(self.text, tuple(sorted(set(langs) - {ENGLISH}))))
 
     @property
     def deep(self) -> int:
@@ -71,3 +81,9 @@ class Query:
     def in_mode(self, mode: ModeName) -> Query:
         """The same query searched in `mode` (hybrid on words alone, without a model)."""
         return replace(self, mode=mode)
+
+
+@lru_cache(maxsize=256)
+def _groups(text: str, others: tuple[str, ...]) -> tuple[Group, ...]:
+    """A query's groups, made once for each collection of a search that holds `others`."""
+    return tuple(textnorm.query_groups(text, (ENGLISH, *others)))

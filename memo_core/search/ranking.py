@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 from memo_core.results import Explain
 from memo_core.search.fusion import Scored, rank, weight_at
 from memo_core.search.wordscore import WordScore
+from memo_core.text.textnorm import Group
 from memo_core.tuning import Tuning
 from memo_core.values import ModeName, Notice
 
@@ -43,6 +44,8 @@ class Candidates(Generic[C]):
     notices: list[Notice] = field(default_factory=list)
     chunks: int = 0  # chunks in the collection, and in how many each query word occurs:
     term_docs: dict[str, int] = field(default_factory=dict)  # for `scales` and `word_strength`
+    # The query's words as this collection's languages stem them (`Query.groups`).
+    groups: list[Group] = field(default_factory=list)
 
     @property
     def lex(self) -> Scored:

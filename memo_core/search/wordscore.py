@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from memo_core.index.rows import ChunkRow
 from memo_core.index.store import Store
 from memo_core.text import textnorm
+from memo_core.text.passagelang import ENGLISH
+from memo_core.text.textnorm import Group
 from memo_core.tuning import Tuning
 
 # Pair matches are read for this many times the word candidates: a candidate near the cut
@@ -47,17 +49,20 @@ class WordScore:
         return self.bm25 * self.naming + self.proximity
 
 
-def exactness(terms: set[str], heading: str, rel: str, names: Sequence[str] = ()) -> float:
-    """The largest share of a title's words that are query words, over the passage's own
-    heading, its note's first heading, its file name and its note's names (front matter
-    title and aliases; 0 when none has words)."""
+def exactness(
+    terms: set[str], heading: str, rel: str, names: Sequence[str] = (), lang: str = ENGLISH
+) -> float:
+    """The largest share of a title's words that are query words (`terms`: any stem of
+    one), over the passage's own heading, its note's first heading, its file name and its
+    note's names (front matter title and aliases; 0 when none has words), its words
+    stemmed as the passage's (`lang`)."""
     parts = heading.split(" > ") if heading else []
     name = textnorm.path_text(rel.rsplit("/", 1)[-1], whole=False)
     best = 0.0
     for title in [*parts[-1:], *parts[:1], name, *names]:
         # Only the words as written: "wi-fi" joined or "MessageBox" whole would be words the
         # title holds twice, and no query could cover them all.
-        words = set(textnorm.query_terms(title, joined=False))
+        words = set(textnorm.query_terms(title, joined=False, lang=lang))
         if words:
             best = max(best, sum(w in terms for w in words) / len(words))
     return best
@@ -67,31 +72,33 @@ def naming_factor(
     row: ChunkRow, terms: set[str], tuning: Tuning, names: Sequence[str] = ()
 ) -> float:
     """What a passage the query names is multiplied by: 1 + `heading_match_boost` +
-    `title_exact_boost` × its exactness (`names`: its note's front matter names)."""
-    exact = exactness(terms, row.heading, row.path, names)
+    `title_exact_boost` × its exactness (`terms`: the query words' stems; `names`: its
+    note's front matter names)."""
+    exact = exactness(terms, row.heading, row.path, names, row.lang)
     return 1 + tuning.heading_match_boost + tuning.title_exact_boost * exact
 
 
 def word_candidates(
-    store: Store, terms: Sequence[str], n: int, tuning: Tuning, *, scoped: bool = False
+    store: Store, groups: Sequence[Group], n: int, tuning: Tuning, *, scoped: bool = False
 ) -> list[WordScore]:
-    """The n best passages by BM25 holding any of `terms`, each with its naming factor and
-    proximity share, best word score first; `scoped`: of the passages in scope only
-    (`Store.scope_to`), chosen among them before the n are cut."""
+    """The n best passages by BM25 holding any of the query's words (`groups`: each
+    word's stems, `Query.groups`), each with its naming factor and proximity share, best
+    word score first; `scoped`: of the passages in scope only (`Store.scope_to`), chosen
+    among them before the n are cut."""
     weights = (tuning.heading_weight, tuning.body_weight)
-    bm25 = store.lex(terms, n, weights, scoped=scoped)
+    bm25 = store.lex(groups, n, weights, scoped=scoped)
     naming: dict[int, float] = {}
     if bm25 and (tuning.heading_match_boost or tuning.title_exact_boost):
-        rows = store.chunk_rows(store.named(terms, [cid for cid, _ in bm25]))
-        query = set(terms)
+        rows = store.chunk_rows(store.named(groups, [cid for cid, _ in bm25]))
+        query = {t for g in groups for t in g}
         names = store.names_of(list(rows))
         naming = {
             cid: naming_factor(row, query, tuning, names.get(cid, ())) for cid, row in rows.items()
         }
     near: dict[int, float] = {}
-    if bm25 and tuning.proximity_weight and len(terms) > 1:
+    if bm25 and tuning.proximity_weight and len(groups) > 1:
         window = tuning.proximity_window
-        near = store.near(terms, NEAR_CANDIDATES_FACTOR * n, weights, window, scoped=scoped)
+        near = store.near(groups, NEAR_CANDIDATES_FACTOR * n, weights, window, scoped=scoped)
     words = [
         WordScore(
             cid,

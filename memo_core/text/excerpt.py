@@ -15,6 +15,7 @@ from collections.abc import Sequence, Set
 from dataclasses import dataclass
 
 from memo_core.text import textnorm
+from memo_core.text.passagelang import ENGLISH
 from memo_core.values import CUT
 
 # About a screenful of a note: 8 hits of this stay near 6,000 characters with their
@@ -31,21 +32,24 @@ class Excerpt:
     text: str  # those lines joined by "\n" (one line longer than the window: a slice of it)
 
 
-def matched(line: str, terms: Set[str]) -> set[str]:
-    """The query words (stems, `textnorm.query_terms`) that `line` holds."""
-    return {s for s in textnorm.stems(line) if s in terms} if terms else set()
+def matched(line: str, terms: Set[str], lang: str = ENGLISH) -> set[str]:
+    """The query words (stems, `textnorm.query_groups`) that `line` holds, its words
+    stemmed as its passage's (`lang`)."""
+    return {s for s in textnorm.stems(line, lang) if s in terms} if terms else set()
 
 
 def excerpt(
     lines: Sequence[str],
     terms: Set[str],
     *,
+    lang: str = ENGLISH,
     max_lines: int = EXCERPT_LINES,
     max_chars: int = EXCERPT_CHARS,
 ) -> Excerpt:
-    """The window of `lines` (a passage, line by line) that shows best where `terms` (the
-    query's stems; empty: found by meaning alone) match; see the module's docstring."""
-    found = [matched(line, terms) for line in lines]
+    """The window of `lines` (a passage, line by line, its Latin words in `lang`) that
+    shows best where `terms` (the query words' stems; empty: found by meaning alone)
+    match; see the module's docstring."""
+    found = [matched(line, terms, lang) for line in lines]
     starts = [i for i, words in enumerate(found) if words] or [0]
     best: tuple[int, int, int] | None = None  # (words covered, matches, -start)
     window = (0, 1)
@@ -65,7 +69,7 @@ def excerpt(
     while e - s > 1 and not lines[s].strip():
         s += 1
     if e - s == 1 and len(lines[s]) > max_chars:
-        return Excerpt(s, s, _slice(lines[s], terms, max_chars))
+        return Excerpt(s, s, _slice(lines[s], terms, lang, max_chars))
     return Excerpt(s, e - 1, "\n".join(lines[s:e]))
 
 
@@ -83,10 +87,10 @@ def _end(lines: Sequence[str], s: int, max_lines: int, max_chars: int) -> int:
     return e
 
 
-def _slice(line: str, terms: Set[str], max_chars: int) -> str:
+def _slice(line: str, terms: Set[str], lang: str, max_chars: int) -> str:
     """`max_chars` of one overlong line (an abstract written as one paragraph line), from a
     little before its first query word, cut at word boundaries and marked with "…"."""
-    at = next((m.start() for m in _WORD.finditer(line) if matched(m.group(), terms)), 0)
+    at = next((m.start() for m in _WORD.finditer(line) if matched(m.group(), terms, lang)), 0)
     start = max(0, at - max_chars // 4)
     if start:  # from the next word on: no half word at the front
         gap = line.find(" ", start, at)

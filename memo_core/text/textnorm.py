@@ -1,6 +1,12 @@
 """Word normalisation shared by indexing and querying: lowercase, ё→е, Snowball stems,
 and Chinese, Japanese and Korean runs cut into overlapping pairs of characters.
 
+A word is stemmed in the language its script says (Cyrillic: Russian; Greek, Arabic,
+Armenian: their own), a Latin one in its passage's language
+(`passagelang`: English unless the passage's function words clearly say another). A query
+does not know which language the passages that answer it are in, so each of its words
+becomes a group of its stems in every language the index holds (`query_groups`).
+
 FTS5's unicode61 tokenizer neither folds ё nor stems Russian, and takes a run of Han
 characters between two punctuation marks for one word (so no word inside it is ever
 found), so memo normalises in Python and hands FTS5 space-separated terms; the query goes
@@ -11,12 +17,15 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Iterable
 from functools import cache, lru_cache
 
 import Stemmer
 
+from memo_core.text.passagelang import ENGLISH
+
 # Bump whenever a change here can normalise a word differently: indexes record it and rebuild.
-NORMALIZER_VERSION = 3
+NORMALIZER_VERSION = 4
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 # Hyphenated compounds (Wi-Fi, e-mail, Wi‑Fi with a non-breaking hyphen): their parts are
@@ -27,10 +36,19 @@ _HYPHEN = re.compile(rf"[{_HYPHENS}]")
 # In a file or folder name: camelCase humps, and the separators people use between words.
 _HUMP = re.compile(r"(?<=[a-zа-яё0-9])(?=[A-ZА-ЯЁ])")
 _NAME_SEPARATORS = re.compile(r"[/_.\s]+")
-# Runs of the letters of memo's two scripts: a word with Cyrillic is stemmed as Russian, and
-# `cyrillic_share` weighs the two.
+# Cyrillic letters (a word with any is stemmed as Russian), and runs of the letters of memo's
+# two own scripts, which `cyrillic_share` weighs.
 _CYRILLIC = re.compile(r"[\u0400-\u04ff]+")
 _LATIN_RUN = re.compile(r"[A-Za-z]+")
+# Scripts that say their language (Snowball's name for it), Cyrillic first as ever. Not
+# Devanagari or Tamil, which Snowball stems too: `\w` ends a word at their vowel signs
+# (combining marks), so their words reach the stemmer in pieces.
+_SCRIPTS = [
+    (_CYRILLIC, "russian"),
+    (re.compile(r"[\u0370-\u03ff\u1f00-\u1fff]"), "greek"),
+    (re.compile(r"[\u0600-\u06ff\u0750-\u077f\u08a0-\u08ff\ufb50-\ufdff\ufe70-\ufeff]"), "arabic"),
+    (re.compile(r"[\u0530-\u058f]"), "armenian"),
+]
 # Scripts written without spaces between words (Han, Hiragana, Katakana) and Hangul, whose
 # words carry their particles: a run of them is cut into overlapping pairs of characters
 # (`产品组` gives `产品 品组`), the unit a word of one, two or more characters is found by
@@ -42,17 +60,23 @@ _CJK_CHARS = (
 # compiled when a text first has such a character (9 ms, a twentieth of a one-shot search).
 _CJK_FIRST = "\u1100"
 _LATIN = re.compile(r"[a-z]")
+# A query word's stems, one a language an index holds, the first leading (`query_groups`).
+Group = tuple[str, ...]
 # Words longer than this are hashes, base64 or noise; stemming them only costs time.
 _MAX_WORD = 40
 
 
 class _Stemmers(threading.local):
     """This thread's stemmers: PyStemmer forbids concurrent calls on one instance, and
-    indexing, searching and refreshes stem on threads of their own (made on first use)."""
+    indexing, searching and refreshes stem on threads of their own (each made on first use)."""
 
     def __init__(self) -> None:
-        self.ru = Stemmer.Stemmer("russian")
-        self.en = Stemmer.Stemmer("english")
+        self.made: dict[str, Stemmer.Stemmer] = {}
+
+    def stem(self, lang: str, word: str) -> str:
+        if lang not in self.made:
+            self.made[lang] = Stemmer.Stemmer(lang)
+        return str(self.made[lang].stemWord(word))
 
 
 _stemmers = _Stemmers()
@@ -71,13 +95,15 @@ STOPWORDS = frozenset(
 
 
 @lru_cache(maxsize=200_000)
-def _stem(word: str) -> str:
+def _stem(word: str, lang: str) -> str:
+    """`word`'s stem: in its script's language, a Latin word in `lang`."""
     if len(word) > _MAX_WORD:
         return word
-    if _CYRILLIC.search(word):
-        return _stemmers.ru.stemWord(word)
+    for script, its_lang in _SCRIPTS:
+        if script.search(word):
+            return _stemmers.stem(its_lang, word)
     if _LATIN.search(word):
-        return _stemmers.en.stemWord(word)
+        return _stemmers.stem(lang, word)
     return word
 
 
@@ -129,9 +155,10 @@ def path_text(rel: str, whole: bool = True) -> str:
     return " ".join(p for p in parts if p)
 
 
-def stems(text: str) -> list[str]:
-    """The stems of `text`'s words, in order, as the index holds them."""
-    return list(map(_stem, words(text)))
+def stems(text: str, lang: str = ENGLISH) -> list[str]:
+    """The stems of `text`'s words, in order, as the index holds them (`lang`: the
+    language of its Latin words, `passagelang.latin_language`)."""
+    return [_stem(w, lang) for w in words(text)]
 
 
 def cyrillic_share(text: str) -> float | None:
@@ -142,19 +169,32 @@ def cyrillic_share(text: str) -> float | None:
     return cyrillic / (cyrillic + latin) if cyrillic + latin else None
 
 
-def normalize(text: str) -> str:
+def normalize(text: str, lang: str = ENGLISH) -> str:
     """Text as stored in the FTS5 index: stems separated by single spaces."""
-    return " ".join(stems(text))
+    return " ".join(stems(text, lang))
 
 
-def query_terms(query: str, limit: int = 64, joined: bool = True) -> list[str]:
-    """Distinct stems of a user query, stopwords dropped unless nothing else is left
-    (`joined`: hyphenated compounds also written together, as `words` does)."""
+def query_terms(query: str, limit: int = 64, joined: bool = True, lang: str = ENGLISH) -> list[str]:
+    """Distinct stems of a user query (Latin words in `lang`), stopwords dropped unless
+    nothing else is left (`joined`: hyphenated compounds also written together, as `words`
+    does)."""
+    return [group[0] for group in query_groups(query, (lang,), limit, joined)]
+
+
+def query_groups(
+    query: str, langs: Iterable[str], limit: int = 64, joined: bool = True
+) -> list[Group]:
+    """A group a distinct query word (`query_terms`' stem, in the first of `langs`, leads
+    it): its distinct stems in each of `langs`, any of which a passage may hold for it.
+    A word in a script that says its language has one; so has every word where `langs`
+    is one language."""
+    order = list(dict.fromkeys(langs))
     ws = words(query, joined)
     kept = [w for w in ws if w not in STOPWORDS] or ws
-    seen: dict[str, None] = {}
+    groups: dict[str, dict[str, None]] = {}
     for w in kept:
-        seen.setdefault(_stem(w), None)
-        if len(seen) >= limit:
+        stems = [_stem(w, lang) for lang in order]
+        if stems[0] not in groups and len(groups) >= limit:
             break
-    return list(seen)
+        groups.setdefault(stems[0], {}).update(dict.fromkeys(stems))
+    return [tuple(members) for members in groups.values()]

@@ -140,7 +140,7 @@ def test_in_scope(c: Collection, scope: Scope, below: str, kept: set[str]) -> No
         assert among is not None
         assert c.in_scope(store, scope, below) is among  # kept for the next page
         # ... and put in scope for the word side too.
-        lex = store.lex(["soup", "cat", "restic"], 10, (1.0, 1.0), scoped=True)
+        lex = store.lex([("soup",), ("cat",), ("restic",)], 10, (1.0, 1.0), scoped=True)
         assert {cid for cid, _ in lex} <= set(among.tolist())
     assert chunk_paths(c, among) == kept
 

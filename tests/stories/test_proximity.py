@@ -41,7 +41,7 @@ def store_with(tmp_path: Path, bodies: list[str]) -> tuple[Store, list[int]]:
     with store.write():
         for i, body in enumerate(bodies):
             fid = store.upsert_file(f"n{i}.md", 1, 1, f"h{i}", None)
-            ids.append(store.insert_chunk(fid, 0, Chunk(1, "", body, 1), f"c{i}", ""))
+            ids.append(store.insert_chunk(fid, 0, Chunk(1, "", body, 1), f"c{i}", "", "english"))
     return store, ids
 
 
@@ -61,8 +61,8 @@ def test_near_finds_the_pairs_within_the_window(
             "sleep only",
         ],
     )
-    terms = textnorm.query_terms("sleep deprivation")
-    near = store.near(terms, 10, (2.0, 1.0), window)
+    groups = textnorm.query_groups("sleep deprivation", ["english"])
+    near = store.near(groups, 10, (2.0, 1.0), window)
     assert sorted(near) == [ids[i] for i in found]
     assert all(score > 0 for score in near.values())
     store.close()
@@ -70,6 +70,6 @@ def test_near_finds_the_pairs_within_the_window(
 
 def test_near_needs_two_words(tmp_path: Path) -> None:
     store, _ = store_with(tmp_path, ["sleep deprivation"])
-    assert store.near(["sleep"], 10, (2.0, 1.0), 3) == {}
+    assert store.near([("sleep",)], 10, (2.0, 1.0), 3) == {}
     assert store.near([], 10, (2.0, 1.0), 3) == {}
     store.close()

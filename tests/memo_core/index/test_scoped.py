@@ -92,7 +92,7 @@ def test_the_chunks_in_scope_are_those_of_the_notes_it_keeps(
 
 
 def test_the_word_side_searches_only_the_chunks_in_scope(store: Store) -> None:
-    zebra = textnorm.normalize("zebra").split()
+    zebra = textnorm.query_groups("zebra", ["english"])
     assert len(store.lex(zebra, 50, (1.0, 1.0))) == 5
     ids = ScopedChunks().among(store, Scope(under="a"), "")
     assert ids is not None

@@ -11,6 +11,7 @@ from memo_core import IndexStoreError, Searcher
 from memo_core.index.schema import SCHEMA_VERSION
 from memo_core.index.store import Store
 from memo_core.model.embedder import Embedder
+from memo_core.text.chunking import Chunk
 
 
 def test_new_index_has_schema_version_and_marker(tmp_path: Path) -> None:
@@ -104,6 +105,29 @@ def test_term_stats_are_the_vocabularys_document_counts(notes: Path) -> None:
             assert store is not None
             store.db.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, 'fts', 'row')")
             vocab = dict(store.db.execute("SELECT term, doc FROM temp.v"))
-            chunks, docs = store.term_stats([*vocab, "zzzabsent"])
+            chunks, docs = store.term_stats([(t,) for t in [*vocab, "zzzabsent"]])
             assert chunks == store.count_chunks() > 0
     assert docs == vocab and len(vocab) > 20
+
+
+def test_an_index_counts_the_languages_of_its_chunks_words(tmp_path: Path) -> None:
+    store = Store.create(tmp_path / "i.db")
+    assert store.languages() == {"english"}  # always: what every query word is stemmed in
+    with store.write():
+        fid = store.upsert_file("n.md", 1, 1, "h", None)
+        ids = [
+            store.insert_chunk(fid, i, Chunk(1, "", text, 1), f"c{i}", "", lang)
+            for i, (text, lang) in enumerate(
+                [("Sicherungen der Datenbanken", "german"), ("Datenbank backups", "english")]
+            )
+        ]
+    assert store.languages() == {"english", "german"}
+    # A query word's group counts as its most frequent stem ("datenbank": in German the
+    # first chunk's Datenbanken, in English the second's Datenbank), led by its first.
+    groups = [("sicherungen", "sicher"), ("datenbanken", "datenbank"), ("nowhere",)]
+    assert store.term_stats(groups) == (2, {"sicherungen": 1, "datenbanken": 2})
+    assert {cid for cid, _ in store.lex(groups[:1], 10, (1.0, 1.0))} == {ids[0]}
+    with store.write():
+        store.delete_chunks([ids[0]])
+    assert store.languages() == {"english"}
+    store.close()

@@ -56,8 +56,9 @@ def paths(store: Store, words: list[WordScore]) -> list[str]:
     return [rows[w.chunk].path for w in words]
 
 
-def terms(query: str) -> list[str]:
-    return textnorm.query_terms(query)
+def terms(query: str) -> list[textnorm.Group]:
+    """The query's words as an English index holds them."""
+    return textnorm.query_groups(query, ["english"])
 
 
 @pytest.mark.parametrize(
@@ -94,7 +95,8 @@ def test_word_score_defaults_to_no_naming_and_no_proximity() -> None:
 def test_exactness(
     query: str, heading: str, rel: str, names: tuple[str, ...], expected: float
 ) -> None:
-    assert exactness(set(terms(query)), heading, rel, names) == pytest.approx(expected)
+    words = set(textnorm.query_terms(query))
+    assert exactness(words, heading, rel, names) == pytest.approx(expected)
 
 
 @pytest.mark.parametrize(
@@ -103,13 +105,13 @@ def test_exactness(
 def test_naming_factor(heading: str, expected_exact: float) -> None:
     row = ChunkRow(1, "x.md", 1, heading, "body", 3, "x")
     tuning = Tuning(heading_match_boost=0.5, title_exact_boost=1.5)
-    got = naming_factor(row, set(terms("tomato seedlings")), tuning)
+    got = naming_factor(row, set(textnorm.query_terms("tomato seedlings")), tuning)
     assert got == pytest.approx(1 + 0.5 + 1.5 * expected_exact)
 
 
 def test_naming_factor_uses_the_notes_names() -> None:
     row = ChunkRow(1, "x.md", 1, "Notes", "body", 3, "x")
-    query = set(terms("pepper plants"))
+    query = set(textnorm.query_terms("pepper plants"))
     tuning = Tuning(heading_match_boost=0.0, title_exact_boost=2.0)
     assert naming_factor(row, query, tuning) == pytest.approx(1.0)
     assert naming_factor(row, query, tuning, ["Pepper plants"]) == pytest.approx(3.0)

@@ -12,6 +12,7 @@ from memo_core.text.textnorm import (
     cyrillic_share,
     normalize,
     path_text,
+    query_groups,
     query_terms,
     words,
 )
@@ -73,11 +74,42 @@ def test_normalize_gives_stems_separated_by_single_spaces() -> None:
         "a" * 41 + "ing",  # longer than a word: a hash or base64, not stemmed
         "2024",
         "x86_64",
-        "λόγος",  # neither Cyrillic nor Latin: as it is (Han and Kana: in pairs, above)
+        "ᏣᎳᎩ",  # a script Snowball has no stemmer for (Cherokee): as it is
     ],
 )
-def test_what_is_no_word_of_either_language_is_kept_as_it_is(word: str) -> None:
+def test_what_is_no_word_of_a_stemmed_language_is_kept_as_it_is(word: str) -> None:
     assert normalize(word) == word.lower()
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("λόγος", "λόγοι"),  # Greek
+        ("الكتاب", "كتاب"),  # Arabic
+        ("համակարգիչներ", "համակարգիչ"),  # Armenian
+    ],
+)
+def test_a_script_that_says_its_language_is_stemmed_in_it(one: str, other: str) -> None:
+    assert normalize(one) == normalize(other)
+    assert normalize(one, "german") == normalize(one)  # whatever its passage's language
+
+
+def test_latin_words_are_stemmed_in_their_passages_language() -> None:
+    assert normalize("Sicherungen", "german") == normalize("Sicherung", "german")
+    assert normalize("Sicherungen") != normalize("Sicherung")  # as English: apart
+    assert normalize("копии Sicherungen", "german").split()[0] == normalize("копии")
+
+
+def test_a_query_word_is_a_group_of_its_stems_in_each_language() -> None:
+    groups = query_groups("Sicherungen der Datenbank и копии", ["english", "german"])
+    assert groups == [
+        ("sicherungen", "sicher"),  # English first: the stem `query_terms` gives
+        ("der",),  # the same stem in both
+        ("datenbank",),
+        (normalize("копии"),),  # Cyrillic: Russian in any passage
+    ]
+    assert [g[0] for g in groups] == query_terms("Sicherungen der Datenbank и копии")
+    assert query_groups("cats and dogs", ["english"]) == [("cat",), ("dog",)]
 
 
 def test_a_latin_word_with_cyrillic_in_it_is_stemmed_as_russian() -> None:
