@@ -88,3 +88,18 @@ def test_a_short_passage_takes_its_notes_language() -> None:
     assert passage_languages(passages) == ["german", "german", "german", ENGLISH]
     assert passage_languages([]) == []
     assert passage_languages(["Backups"]) == [ENGLISH]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A Russian page's links, longer than its prose (VK Cloud's docs): `bare` is a
+        # Norwegian function word, here only a piece of a path and of a hyphenated name.
+        "Если у вас нет сервера, {linkto(../../bare-metal/manage#bare-metal-order)[text=закажите]}."
+        " См. {linkto(../../bare-metal/connect/bare-metal-nix#bare-metal-ssh)[text=bare-metal]}"
+        " и {linkto(../../bare-metal/access/bare-metal-public#bare-metal-ip)[text=доступ]}.",
+        "Set `der.die.das` and pass und-oder-nicht to ../und/der/die/ and und_der_die.",
+    ],
+)
+def test_function_words_inside_paths_and_names_say_nothing(text: str) -> None:
+    assert latin_language(text) == "english"
