@@ -124,7 +124,7 @@ def test_an_index_counts_the_languages_of_its_chunks_words(tmp_path: Path) -> No
     assert store.languages() == {"english", "german"}
     # A query word's group counts as its most frequent stem ("datenbank": in German the
     # first chunk's Datenbanken, in English the second's Datenbank), led by its first.
-    groups = [("sicherungen", "sicher"), ("datenbanken", "datenbank"), ("nowhere",)]
+    groups = [("sicherungen", "sicherung"), ("datenbanken", "datenbank"), ("nowhere",)]
     assert store.term_stats(groups) == (2, {"sicherungen": 1, "datenbanken": 2})
     assert {cid for cid, _ in store.lex(groups[:1], 10, (1.0, 1.0))} == {ids[0]}
     with store.write():

@@ -124,7 +124,7 @@ def test_stats_are_fts5s_own_counts(
     got, _ = found(with_vectors, query, None, stats=True)
     with with_vectors.snapshot() as store:
         assert store is not None
-        assert (got.chunks, got.term_docs) == store.term_stats(query.terms)
+        assert (got.chunks, got.term_docs) == store.term_stats([(t,) for t in query.terms])
     assert got.chunks > 0
 
 
