@@ -91,16 +91,15 @@ for _lang, _words in _WORDS.items():
     for _w in _words:
         _LANGS_OF[_w] = (*_LANGS_OF.get(_w, ()), _lang)
 
-# A prose word: letters alone between spaces, quotes and sentence marks. Not a piece of a
-# path, a link, a hyphenated name or code (`bare-metal`, `../er/`, `det.value`): Russian
-# notes full of `bare-metal` links were taken for Norwegian by its `bare`.
-_PROSE_WORD = re.compile(
-    r"(?:(?<=\s)|^)[\"'«„“(*_]*([^\W\d_]+)[\"'»“”)*_]*[.,;:!?]?(?=\s|$)", re.MULTILINE
-)
-# Letters of the Latin script (Basic Latin, Latin-1, Latin Extended A and B, Additional),
-# and those of any other.
-_LATIN = re.compile(r"[a-z\u00c0-\u024f\u1e00-\u1eff]")
-_OTHER = re.compile(r"[^\W\d_a-z\u00c0-\u024f\u1e00-\u1eff]")
+# What may stand around a prose word: quotes, brackets, emphasis and sentence marks. A word
+# with anything else in it or around it is a piece of a path, a link, a hyphenated name or
+# code (`bare-metal`, `../er/`, `det.value`), not prose: Russian notes full of `bare-metal`
+# links were taken for Norwegian by its `bare`.
+_AROUND_WORDS = "\"'«»“”„()[]{}*_.,;:!?"
+# Runs of letters of the Latin script (Basic Latin, Latin-1, Latin Extended A and B,
+# Additional), and of any other.
+_LATIN = re.compile(r"[a-z\u00c0-\u024f\u1e00-\u1eff]+")
+_OTHER = re.compile(r"[^\W\d_a-z\u00c0-\u024f\u1e00-\u1eff]+")
 
 
 def latin_language(text: str, otherwise: str = ENGLISH) -> str:
@@ -122,32 +121,33 @@ def passage_languages(passages: Sequence[str]) -> list[str]:
 @dataclass
 class _Signal:
     """What a text's words say of its language: each language's function words in it, and
-    its letters in the Latin script and in others (a note's is the sum of its passages')."""
+    the text (lowercased), whose letters are counted by script only where a language other
+    than English wins (a note's is the sum of its passages')."""
 
     hits: Counter[str] = field(default_factory=Counter)
-    latin: int = 0
-    other: int = 0
+    texts: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, text: str) -> _Signal:
         low = text.lower()
-        hits = Counter(lang for w in _PROSE_WORD.findall(low) for lang in _LANGS_OF.get(w, ()))
-        return cls(hits, len(_LATIN.findall(low)), len(_OTHER.findall(low)))
+        prose = (w for token in low.split() if (w := token.strip(_AROUND_WORDS)) in _LANGS_OF)
+        return cls(Counter(lang for w in prose for lang in _LANGS_OF[w]), (low,))
 
     def __add__(self, more: _Signal) -> _Signal:
-        return _Signal(self.hits + more.hits, self.latin + more.latin, self.other + more.other)
+        return _Signal(self.hits + more.hits, self.texts + more.texts)
 
     def said(self) -> str | None:
         """The language the function words clearly say (English where there are MIN_HITS
         English ones and no other language wins), or None where they say too little."""
-        # Latin words in a text written mostly in another script (Russian prose) are names,
-        # commands and code: English, as memo has always stemmed them.
-        if self.other > self.latin:
-            return ENGLISH
         english = self.hits[ENGLISH]
         ranked = [(n, lang) for lang, n in self.hits.most_common(3) if lang != ENGLISH]
         n, lang = ranked[0] if ranked else (0, ENGLISH)
         second = ranked[1][0] if len(ranked) > 1 else 0
         if n >= MIN_HITS and n >= ENGLISH_MARGIN * english and n > second:
-            return lang
+            # Latin words in a text written mostly in another script (Russian prose) are
+            # names, commands and code: English, as memo has always stemmed them.
+            return ENGLISH if self._letters(_OTHER) > self._letters(_LATIN) else lang
         return ENGLISH if english >= MIN_HITS else None
+
+    def _letters(self, script: re.Pattern[str]) -> int:
+        return sum(len(run) for text in self.texts for run in script.findall(text))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import cache, lru_cache
 
 import Stemmer
@@ -107,17 +107,23 @@ STOPWORDS = frozenset(
 )
 
 
-@lru_cache(maxsize=200_000)
-def _stem(word: str, lang: str) -> str:
-    """`word`'s stem: in its script's language, a Latin word in `lang`."""
-    if len(word) > _MAX_WORD:
+@cache
+def _stemmer(lang: str) -> Callable[[str], str]:
+    """A word's stem: in its script's language, a Latin word in `lang` (a cache a language,
+    keyed by the word alone: a search or a refresh stems each word many times)."""
+
+    @lru_cache(maxsize=200_000)
+    def stem(word: str) -> str:
+        if len(word) > _MAX_WORD:
+            return word
+        for script, its_lang in _SCRIPTS:
+            if script.search(word):
+                return _stemmers.stem(its_lang, word)
+        if _LATIN.search(word):
+            return _stemmers.stem(lang, word)
         return word
-    for script, its_lang in _SCRIPTS:
-        if script.search(word):
-            return _stemmers.stem(its_lang, word)
-    if _LATIN.search(word):
-        return _stemmers.stem(lang, word)
-    return word
+
+    return stem
 
 
 def words(text: str, joined: bool = True) -> list[str]:
@@ -171,7 +177,7 @@ def path_text(rel: str, whole: bool = True) -> str:
 def stems(text: str, lang: str = ENGLISH) -> list[str]:
     """The stems of `text`'s words, in order, as the index holds them (`lang`: the
     language of its Latin words, `passagelang.latin_language`)."""
-    return [_stem(w, lang) for w in words(text)]
+    return list(map(_stemmer(lang), words(text)))
 
 
 def cyrillic_share(text: str) -> float | None:
@@ -206,7 +212,7 @@ def query_groups(
     kept = [w for w in ws if w not in STOPWORDS] or ws
     groups: dict[str, dict[str, None]] = {}
     for w in kept:
-        stems = [_stem(w, lang) for lang in order]
+        stems = [_stemmer(lang)(w) for lang in order]
         if stems[0] not in groups and len(groups) >= limit:
             break
         groups.setdefault(stems[0], {}).update(dict.fromkeys(stems))
