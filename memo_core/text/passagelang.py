@@ -85,6 +85,8 @@ _WORDS: dict[str, frozenset[str]] = {
     ENGLISH: frozenset(_ENGLISH_WORDS.split()),
     **{lang: frozenset(words.split()) for lang, words in _FUNCTION_WORDS.items()},
 }
+# The function words of the languages other than English.
+_NOT_ENGLISH = frozenset(w for lang, words in _WORDS.items() if lang != ENGLISH for w in words)
 # Which languages each function word counts for.
 _LANGS_OF: dict[str, tuple[str, ...]] = {}
 for _lang, _words in _WORDS.items():
@@ -112,8 +114,14 @@ def latin_language(text: str, otherwise: str = ENGLISH) -> str:
 def passage_languages(passages: Sequence[str]) -> list[str]:
     """The language of each of a note's passages' Latin words: its own where its function
     words say it, else its note's (all of them together; English where they say nothing):
-    a short passage, a list of terms, a table, says too little, and its note says more."""
-    signals = [_Signal.of(p) for p in passages]
+    a short passage, a list of terms, a table, says too little, and its note says more.
+    A note none of whose words stands alone as another language's function word is English
+    without counting (English and Russian notes, most of what memo indexes: one in 100 of
+    office-dev's has such a word, `come`, `care`, `je`)."""
+    lows = [p.lower() for p in passages]
+    if all(_NOT_ENGLISH.isdisjoint(low.split()) for low in lows):
+        return [ENGLISH] * len(passages)
+    signals = [_Signal.of(low) for low in lows]
     note = sum(signals, _Signal()).said() or ENGLISH
     return [s.said() or note for s in signals]
 
