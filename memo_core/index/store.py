@@ -376,9 +376,10 @@ class Store:
         return cid
 
     def _count_languages(self) -> None:
-        """Record how many chunks' words each language has (`passagelang`), as the
-        transaction leaves them."""
-        counts = dict(self.db.execute("SELECT lang, count(*) FROM chunks GROUP BY lang"))
+        """Record how many chunks' words each language other than English has
+        (`passagelang`), as the transaction leaves them (read from their partial index)."""
+        sql = "SELECT lang, count(*) FROM chunks WHERE lang != 'english' GROUP BY lang"
+        counts = dict(self.db.execute(sql))
         self.set_meta("languages", json.dumps(counts, sort_keys=True))
 
     def languages(self) -> frozenset[str]:

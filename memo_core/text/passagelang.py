@@ -118,10 +118,11 @@ def passage_languages(passages: Sequence[str]) -> list[str]:
     A note none of whose words stands alone as another language's function word is English
     without counting (English and Russian notes, most of what memo indexes: one in 100 of
     office-dev's has such a word, `come`, `care`, `je`)."""
-    lows = [p.lower() for p in passages]
-    if all(_NOT_ENGLISH.isdisjoint(low.split()) for low in lows):
+    # As written, not lowercased: such words stand in lower case between any sentence's
+    # first and last.
+    if all(_NOT_ENGLISH.isdisjoint(p.split()) for p in passages):
         return [ENGLISH] * len(passages)
-    signals = [_Signal.of(low) for low in lows]
+    signals = [_Signal.of(p) for p in passages]
     note = sum(signals, _Signal()).said() or ENGLISH
     return [s.said() or note for s in signals]
 

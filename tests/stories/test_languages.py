@@ -238,8 +238,8 @@ def europe(tmp_path: Path) -> Path:
         ("Sicherung", "nacht.md"),  # the note says Sicherungen
         ("Datenbank", "nacht.md"),  # … Datenbanken
         ("konfiguriere", "nacht.md"),  # … konfigurieren: a verb's other form
-        ("chiffrer", "serveur.md"),  # chiffrés, chiffrement
-        ("sauvegarder", "serveur.md"),  # sauvegardés, sauvegardées
+        ("fichier", "serveur.md"),  # fichiers: French plurals by English's rules
+        ("sauvegardée", "serveur.md"),  # sauvegardées
         ("configuración", "copias.md"),  # configuraciones
         ("guardar", "copias.md"),  # guardan
     ],
