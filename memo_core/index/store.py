@@ -36,7 +36,7 @@ from memo_core.index.schema import SCHEMA_VERSION, create_vectors_table, new_gen
 from memo_core.text import textnorm
 from memo_core.text.chunking import Chunk
 from memo_core.text.frontmatter import normalize_tag
-from memo_core.text.passagelang import ENGLISH
+from memo_core.text.passagelang import ENGLISH, stored_language
 from memo_core.text.textnorm import Group
 from memo_core.values import FileNote
 
@@ -386,8 +386,13 @@ class Store:
         """The languages this index's chunks' Latin words are stemmed in: those a query's
         words are stemmed in to be found (English always: an index made before memo
         counted them held only English)."""
-        counts = json.loads(self.get_meta("languages") or "{}")
-        return frozenset(lang for lang, n in counts.items() if n) | {ENGLISH}
+        try:
+            counts = json.loads(self.get_meta("languages") or "{}")
+        except ValueError:
+            counts = None
+        if not isinstance(counts, dict):  # not memo's: read as English alone
+            counts = {}
+        return frozenset(stored_language(lang) for lang, n in counts.items() if n) | {ENGLISH}
 
     def move_chunk(self, chunk_id: int, seq: int, line: int, text_line: int) -> None:
         """A kept chunk at its new place: its order in the note, its lines (`Chunk`'s)."""
@@ -696,6 +701,7 @@ class Store:
             rel = from_stored(path)
             # text_line 0: written before schema 5 (until the rebuild): the passage's line.
             title = note_title(rel, front or "")
+            lang = stored_language(lang)
             rows[cid] = ChunkRow(cid, rel, line, heading, text, text_line or line, title, lang)
         return rows
 

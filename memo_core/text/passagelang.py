@@ -85,6 +85,8 @@ _WORDS: dict[str, frozenset[str]] = {
     ENGLISH: frozenset(_ENGLISH_WORDS.split()),
     **{lang: frozenset(words.split()) for lang, words in _FUNCTION_WORDS.items()},
 }
+# The languages a passage's Latin words may be stemmed in.
+LANGUAGES = frozenset(_WORDS)
 # The function words of the languages other than English.
 _NOT_ENGLISH = frozenset(w for lang, words in _WORDS.items() if lang != ENGLISH for w in words)
 # Which languages each function word counts for.
@@ -102,6 +104,12 @@ _AROUND_WORDS = "\"'«»“”„()[]{}*_.,;:!?"
 # Additional), and of any other.
 _LATIN = re.compile(r"[a-z\u00c0-\u024f\u1e00-\u1eff]+")
 _OTHER = re.compile(r"[^\W\d_a-z\u00c0-\u024f\u1e00-\u1eff]+")
+
+
+def stored_language(value: object) -> str:
+    """A passage's language as read back from an index: one of `LANGUAGES`, else English
+    (an index memo did not write, or one written over, may hold anything there)."""
+    return value if isinstance(value, str) and value in LANGUAGES else ENGLISH
 
 
 def latin_language(text: str, otherwise: str = ENGLISH) -> str:

@@ -323,3 +323,24 @@ def test_an_index_of_older_words_is_rebuilt_in_its_notes_languages(europe: Path)
         hits = e.search(europe, "Sicherung", mode="lex")
         assert [n.kind for n in hits.notices] == [NoticeKind.REBUILT]
         assert hits[0].relpath == "nacht.md"
+
+
+@pytest.mark.parametrize(
+    "languages",
+    ['{"klingon": 3}', "not json", "[1, 2]", '{"german": "x", "../etc": 1}'],
+)
+def test_languages_an_index_memo_did_not_write_holds_are_read_as_english(
+    europe: Path, languages: str
+) -> None:
+    """An index written over by something else (its languages' count, each passage's
+    language) still answers: a language memo does not stem in is read as English."""
+    with Engine() as e:
+        e.refresh(europe, embed=False)
+    db = apsw.Connection(str(europe / ".memo" / "index.db"))
+    db.execute("UPDATE meta SET value = ? WHERE key = 'languages'", (languages,))
+    db.execute("UPDATE chunks SET lang = 'klingon' WHERE lang = 'english'")
+    db.close()
+    with Engine() as e:
+        hits = e.search(europe, "backups", mode="lex", refresh=False)
+        assert [h.relpath for h in hits][:1] == ["backups.md"]
+        assert "backups" in hits[0].text
