@@ -58,6 +58,10 @@ ProgressFn = Callable[[Progress], None]
 # before it are indexed between two steps), so this is also about how long that wait is.
 STEP_S = 1.0
 FIRST_STEP = 16  # passages in a pass's first step, before its pace is known
+# Sentences whose vectors a refresh keeps to give again (about 400 bytes each): a site's
+# boilerplate repeats over pages the sentence pass takes in different steps (office-dev-ru:
+# 107,421 sentences, 77,845 distinct; a step alone saw 7 % of the text twice).
+SENTENCES_KEPT = 50_000
 
 
 class Steps:
@@ -208,6 +212,9 @@ class Indexer:
         self.store = store
         self.embedder = embedder
         self.tuning = tuning
+        # Each sentence embedded this refresh: its vector packed (`vectors.pack_rows`),
+        # the oldest let go past SENTENCES_KEPT.
+        self._sentences: dict[str, bytes] = {}
 
     def _embed_input(self, heading: str, text: str) -> str:
         return embed_input(heading, text, self.tuning.embed_max_chars)
@@ -476,7 +483,6 @@ class Indexer:
     ) -> None:
         """Embed the sentences of the chunks that have none yet, in batches (each passage's
         text once): the second look's vectors, made once every passage has its own."""
-        import numpy as np
 
         from memo_core.index import vectors
 
@@ -509,19 +515,29 @@ class Indexer:
                 continue
             known = self.store.sentences_for_hashes({h for _, _, h in rows})
             todo = {h: sentences(tx) for _, tx, h in rows if h not in known}
-            # Each sentence once: pages of one site repeat theirs ("См. также", a
-            # step's boilerplate), about 7 % of a step's text on office-dev-ru.
-            flat = list(dict.fromkeys(s for ss in todo.values() for s in ss))
-            vecs = model.embed(flat) if flat else np.empty((0, model.dim), np.float32)
-            row = {s: i for i, s in enumerate(flat)}
+            # Each sentence once a refresh: pages of one site repeat theirs ("См. также",
+            # boilerplate), over steps as well as within one (SENTENCES_KEPT).
+            flat = dict.fromkeys(s for ss in todo.values() for s in ss)
+            rows_of = {s: self._sentences[s] for s in flat if s in self._sentences}
+            fresh = [s for s in flat if s not in rows_of]
+            if fresh:
+                rows_of |= zip(fresh, vectors.pack_rows(model.embed(fresh)), strict=True)
+                self._keep_sentences(rows_of)
             for h, ss in todo.items():  # a passage with no text has none: None
-                known[h] = vectors.pack(vecs[[row[s] for s in ss]]) if ss else None
+                known[h] = vectors.join_rows([rows_of[s] for s in ss]) if ss else None
             with self.store.write():
                 for cid, _, h in rows:
                     self.store.set_sentences(cid, known[h])
                 self.store.mark_updated()
-            stats.sentences_embedded += len(flat)
+            stats.sentences_embedded += len(fresh)
             steps.took(len(todo), time.monotonic() - begun)
             prog.chunks_done += len(rows)
             if progress:
                 progress(prog)
+
+    def _keep_sentences(self, rows: dict[str, bytes]) -> None:
+        """Keep these sentences' vectors for the rest of the refresh, the oldest kept let go
+        past SENTENCES_KEPT (a dict keeps the order they came in)."""
+        self._sentences |= rows
+        for old in list(self._sentences)[: max(0, len(self._sentences) - SENTENCES_KEPT)]:
+            del self._sentences[old]

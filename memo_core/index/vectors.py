@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 import weakref
+from collections.abc import Sequence
 from contextlib import nullcontext
 
 import numpy as np
@@ -67,6 +68,18 @@ def pack(vectors: np.ndarray) -> bytes:
     """Vectors (rows) as a blob: their int8 codes, then a float32 scale a row (`quantize`)."""
     codes, scales = quantize(np.asarray(vectors, np.float32))
     return codes.tobytes() + scales.tobytes()
+
+
+def pack_rows(vectors: np.ndarray) -> list[bytes]:
+    """Each row as `pack` makes a blob of it alone (each row is quantized on its own, so
+    `join_rows` of some of them is `pack` of those rows)."""
+    codes, scales = quantize(np.asarray(vectors, np.float32))
+    return [c.tobytes() + s.tobytes() for c, s in zip(codes, scales, strict=True)]
+
+
+def join_rows(rows: Sequence[bytes]) -> bytes:
+    """The blob `pack` makes of the rows `pack_rows` gave, in this order."""
+    return b"".join(r[:-4] for r in rows) + b"".join(r[-4:] for r in rows)
 
 
 def unpack(blob: bytes, dim: int) -> np.ndarray:

@@ -13,7 +13,7 @@ from conftest import write_notes
 
 from memo_core import Embedder, Engine, ModelSource, Searcher
 from memo_core.index.store import Store
-from memo_core.index.vectors import VectorCache
+from memo_core.index.vectors import VectorCache, join_rows, pack, pack_rows
 
 
 def _vec0_knn(store: Store, q: np.ndarray, k: int) -> list[tuple[int, float]]:
@@ -103,3 +103,12 @@ def _index_in_another_process(notes: Path, model_dir: Path) -> None:
     env = {**os.environ, "MEMO_MODEL_DIR": str(model_dir)}
     cmd = [sys.executable, "-m", "memo_cli.main", "index", str(notes)]
     subprocess.run(cmd, check=True, env=env, capture_output=True)
+
+
+@pytest.mark.parametrize("picked", [[0], [2, 0], [1, 1, 3], [3, 2, 1, 0]])
+def test_rows_packed_alone_join_into_the_blob_pack_makes(picked: list[int]) -> None:
+    rng = np.random.default_rng(7)
+    vectors = rng.standard_normal((4, 16)).astype(np.float32)
+    vectors[1] = 0  # a zero row: zero codes, scale 1
+    rows = pack_rows(vectors)
+    assert join_rows([rows[i] for i in picked]) == pack(vectors[picked])

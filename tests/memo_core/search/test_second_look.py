@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import apsw
 import numpy as np
 import pytest
 from conftest import write_notes
@@ -26,6 +27,7 @@ from memo_core.search.second_look import (
     second_look,
     wants_second_look,
 )
+from memo_core.tuning import Tuning
 
 WORDS = "beets cabbage bowl sings restic borscht kvass".split()
 
@@ -221,6 +223,36 @@ def test_a_sentence_two_passages_share_is_embedded_once(
         hits = s.search("bowl sings restic?", k=2, mode="vec", explain=True)
     sentence = {h.relpath: h.explain.sentence for h in hits if h.explain is not None}
     assert sentence["a.md"] == pytest.approx(sentence["b.md"])  # the same sentence's vector
+
+
+@pytest.mark.parametrize("step", [1, 256])
+def test_a_sentence_is_embedded_once_a_refresh_whatever_step_holds_it(
+    tmp_path: Path, pair: PairedEmbedder, step: int
+) -> None:
+    """A site's boilerplate repeats over passages the pass takes in different steps (about
+    a fifth of office-dev-ru's sentences): each is embedded once a refresh, and each
+    passage's vectors are as one step would have made them."""
+    shared = "Bowl sings restic, bowl sings restic, bowl sings restic here."
+    texts = {
+        f"n{i}.md": f"# N{i}\n\nNote {i} beets cabbage, beets cabbage number {i} here. {shared}\n"
+        for i in range(4)
+    }
+    blobs = []
+    for tuning in (Tuning(batch_chunks=step), Tuning()):
+        notes = write_notes(tmp_path / f"notes-{len(blobs)}", texts)
+        with Searcher(notes, embedder=pair, tuning=tuning) as s:
+            assert s.refresh().sentences_embedded == 5  # four own sentences and the shared
+        db = apsw.Connection(str(notes / ".memo" / "index.db"))
+        blobs.append(
+            list(
+                db.execute(
+                    "SELECT f.path, s.vectors FROM sentences s JOIN chunks c ON c.id = s.chunk_id"
+                    " JOIN files f ON f.id = c.file_id ORDER BY f.path"
+                )
+            )
+        )
+        db.close()
+    assert len(blobs[0]) == 4 and blobs[0] == blobs[1]
 
 
 def test_a_single_model_takes_no_second_look(tmp_path: Path, tiny_embedder: Embedder) -> None:
