@@ -223,10 +223,13 @@ def _moved_on(path: Path, before: tuple[int, int, int] | None) -> bool:
     return _version(path) != before
 
 
+META_VALUE = "SELECT value FROM meta WHERE key = ?"
+
+
 def get_meta(db: apsw.Connection, key: str) -> str | None:
     if not _scalar(db, "SELECT 1 FROM sqlite_master WHERE name = 'meta'"):
         return None
-    value: str | None = _scalar(db, "SELECT value FROM meta WHERE key = ?", (key,))
+    value: str | None = _scalar(db, META_VALUE, (key,))
     return value
 
 

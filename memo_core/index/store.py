@@ -15,6 +15,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -47,7 +48,21 @@ if TYPE_CHECKING:  # numpy and vec0's storage load with the first vectors read o
 
 log = logging.getLogger("memo")
 
+
 T = TypeVar("T")
+
+
+@lru_cache(maxsize=64)
+def _languages(stored: Any) -> frozenset[str]:
+    """The languages a stored count names (`Store.languages`), English always; a value that
+    is not memo's JSON count is read as English alone."""
+    try:
+        counts = json.loads(stored or "{}")
+    except (ValueError, TypeError):  # not text, or not JSON
+        counts = None
+    if not isinstance(counts, dict):
+        counts = {}
+    return frozenset(stored_language(lang) for lang, n in counts.items() if n) | {ENGLISH}
 
 
 class Store:
@@ -386,13 +401,9 @@ class Store:
         """The languages this index's chunks' Latin words are stemmed in: those a query's
         words are stemmed in to be found (English always: an index made before memo
         counted them held only English)."""
-        try:
-            counts = json.loads(self.get_meta("languages") or "{}")
-        except ValueError:
-            counts = None
-        if not isinstance(counts, dict):  # not memo's: read as English alone
-            counts = {}
-        return frozenset(stored_language(lang) for lang, n in counts.items() if n) | {ENGLISH}
+        # One read of memo's own meta table (`get_meta` first asks whether it exists),
+        # parsed once a value: this runs in every collection a search reads.
+        return _languages(self._scalar(opening.META_VALUE, ("languages",)))
 
     def move_chunk(self, chunk_id: int, seq: int, line: int, text_line: int) -> None:
         """A kept chunk at its new place: its order in the note, its lines (`Chunk`'s)."""

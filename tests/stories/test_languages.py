@@ -327,10 +327,10 @@ def test_an_index_of_older_words_is_rebuilt_in_its_notes_languages(europe: Path)
 
 @pytest.mark.parametrize(
     "languages",
-    ['{"klingon": 3}', "not json", "[1, 2]", '{"german": "x", "../etc": 1}'],
+    ['{"klingon": 3}', "not json", "[1, 2]", '{"german": "x", "../etc": 1}', 7, b"\x00\xff"],
 )
 def test_languages_an_index_memo_did_not_write_holds_are_read_as_english(
-    europe: Path, languages: str
+    europe: Path, languages: object
 ) -> None:
     """An index written over by something else (its languages' count, each passage's
     language) still answers: a language memo does not stem in is read as English."""
