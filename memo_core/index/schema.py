@@ -170,7 +170,7 @@ def _v5_to_v6(db: apsw.Connection) -> None:
 
 def _v6_to_v7(db: apsw.Connection) -> None:
     # `lang`: the Snowball language a chunk's Latin words are stemmed in
-    # (`passagelang.latin_language`), so that its words are found again as the index holds
+    # (`passagelang.passage_languages`), so that its words are found again as the index holds
     # them (a hit's lines, its title words); the languages other than English indexed, so
     # they are counted without reading the chunks, and English rows (nearly all of most
     # indexes) cost no index entry. Rows written before stay English (as they were stemmed)

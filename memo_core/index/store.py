@@ -48,7 +48,6 @@ if TYPE_CHECKING:  # numpy and vec0's storage load with the first vectors read o
 
 log = logging.getLogger("memo")
 
-
 T = TypeVar("T")
 
 
@@ -373,7 +372,7 @@ class Store:
     def insert_chunk(
         self, file_id: int, seq: int, c: Chunk, h: str, path_words: str, lang: str
     ) -> int:
-        """A new chunk whose Latin words are in `lang` (`passagelang.latin_language`); FTS5
+        """A new chunk whose Latin words are in `lang` (`passagelang.passage_languages`); FTS5
         gets its body and, as its heading, the heading path and the words of the note's path
         and front matter (`path_words`, normalised in `lang`), all as normalised words."""
         self.db.execute(
@@ -568,7 +567,7 @@ class Store:
         any of the query words' stems (`textnorm.query_groups`), best first; `weights`:
         BM25 weights of the heading and the body; `scoped`: among the chunks `scope_to`
         left in scope only."""
-        stems = list(dict.fromkeys(t for g in groups for t in g))
+        stems = textnorm.group_stems(groups)
         if not stems:
             return []
         return self._best(" OR ".join(_quoted(stems)), limit, weights, scoped)
@@ -672,7 +671,7 @@ class Store:
         fts5vocab table reads them no faster and costs each connection about 100 KB: 55 MB
         over 500 collections). A word of several stems (several languages) counts as its
         most frequent, the passages of one language holding it."""
-        stems = list(dict.fromkeys(t for g in groups for t in g))
+        stems = textnorm.group_stems(groups)
         found = {}
         for stem, quoted in zip(stems, _quoted(stems), strict=True):
             found[stem] = int(self._scalar("SELECT count(*) FROM fts WHERE fts MATCH ?", (quoted,)))

@@ -73,6 +73,7 @@ from memo_core.search.candidates import candidates
 from memo_core.search.query import Query
 from memo_core.search.ranking import Candidates, Placed
 from memo_core.search.second_look import DEPTH, across_scripts, second_look, wants_second_look
+from memo_core.text import textnorm
 from memo_core.text.excerpt import excerpt
 from memo_core.text.textnorm import Group
 from memo_core.tuning import Tuning
@@ -158,7 +159,7 @@ def search(
             text=lambda pr: f"{pr[1].shown_heading}\n{pr[1].text}",
             path=lambda pr: str(found[pr[0].at].collection.absolute(pr[1].path)),
             note=_note,
-            terms={t for f in found for g in f.groups for t in g},
+            terms=set(textnorm.group_stems(g for f in found for g in f.groups)),
             aside=lambda pr: page.archived(pr[1].path),
             lang=lambda pr: pr[1].lang,
         )
@@ -252,7 +253,7 @@ def _hit(c: Collection, p: Placed, row: ChunkRow, groups: list[Group], also_in: 
     first of them, counted from where the text begins (`text_line`). `end_line` is the last
     line shown, counted alike. `also_in`: the notes holding copies of it."""
     # A passage found by meaning alone shows its start, whatever words it shares.
-    terms = {t for g in groups for t in g} if "lex" in p.found_by else set()
+    terms = set(textnorm.group_stems(groups)) if "lex" in p.found_by else set()
     shown = excerpt(row.text.split("\n"), terms, lang=row.lang)
     return Hit(
         path=c.absolute(row.path),

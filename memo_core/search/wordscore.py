@@ -90,7 +90,7 @@ def word_candidates(
     naming: dict[int, float] = {}
     if bm25 and (tuning.heading_match_boost or tuning.title_exact_boost):
         rows = store.chunk_rows(store.named(groups, [cid for cid, _ in bm25]))
-        query = {t for g in groups for t in g}
+        query = set(textnorm.group_stems(groups))
         names = store.names_of(list(rows))
         naming = {
             cid: naming_factor(row, query, tuning, names.get(cid, ())) for cid, row in rows.items()

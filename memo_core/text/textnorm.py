@@ -187,7 +187,7 @@ def path_text(rel: str, whole: bool = True) -> str:
 
 def stems(text: str, lang: str = ENGLISH) -> list[str]:
     """The stems of `text`'s words, in order, as the index holds them (`lang`: the
-    language of its Latin words, `passagelang.latin_language`)."""
+    language of its Latin words, `passagelang.passage_languages`)."""
     return list(map(_stemmer(lang), words(text)))
 
 
@@ -209,6 +209,12 @@ def query_terms(query: str, limit: int = 64, joined: bool = True, lang: str = EN
     nothing else is left (`joined`: hyphenated compounds also written together, as `words`
     does)."""
     return [group[0] for group in query_groups(query, (lang,), limit, joined)]
+
+
+def group_stems(groups: Iterable[Group]) -> list[str]:
+    """Every stem of these groups (`query_groups`), once, in order: what a passage may
+    hold of the query's words."""
+    return list(dict.fromkeys(t for g in groups for t in g))
 
 
 def query_groups(

@@ -10,6 +10,7 @@ import pytest
 from memo_core.text.textnorm import (
     STOPWORDS,
     cyrillic_share,
+    group_stems,
     normalize,
     path_text,
     query_groups,
@@ -231,3 +232,9 @@ def test_russian_and_english_are_normalised_as_before(text: str, expected: str) 
 )
 def test_the_cyrillic_share_of_a_text(text: str, share: float | None) -> None:
     assert cyrillic_share(text) == (share if share is None else pytest.approx(share))
+
+
+def test_group_stems_are_every_stem_once_in_the_query_order() -> None:
+    groups = query_groups("Sicherungen der Datenbanken Sicherung", ["english", "german"])
+    assert group_stems(groups) == ["sicherungen", "sicherung", "der", "datenbanken", "datenbank"]
+    assert group_stems([]) == []
