@@ -10,7 +10,10 @@ and a passage must beat that by the model's margin (Embedder.relevance_floor).
 
 from __future__ import annotations
 
-import random
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import random
 
 LATIN = "abcdefghijklmnopqrstuvwxyz"
 CYRILLIC = "абвгдеёжзийклмнопрстуфхцчшщъыьэюя"
@@ -31,6 +34,8 @@ def _mash(rng: random.Random) -> str:
 
 def nonsense(n: int, seed: int = 0) -> list[str]:
     """`n` strings of one to four made-up words: Latin, Cyrillic, mixed, keyboard mashes."""
+    import random  # here: a search by words (the model's module loaded) makes none
+
     rng = random.Random(seed)
     out = []
     for i in range(n):

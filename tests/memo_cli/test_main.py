@@ -45,6 +45,37 @@ def test_options_are_parsed_to_what_the_engine_takes() -> None:
     assert (w.paths, w.debounce) == (["a", "b"], 0)
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["search", "p", "q", "-k", "3", "--tag", "a", "--json", "--under", "x/*"],
+        ["index", "p", "--no-vectors"],
+        ["watch", "a", "b", "--debounce", "0"],
+        ["status", "p", "--json"],
+        ["read", "p", "n.md", "--around", "4"],
+        ["reindex", "p"],
+        ["changes", "p", "--since", "abc"],
+        ["model", "install", "use-m3", "--force"],
+    ],
+)
+def test_a_command_line_parses_alike_with_only_its_command_built(argv: list[str]) -> None:
+    # Built for `argv`, the parser holds only the command it names (a one-shot search
+    # pays for one parser, not eleven): what it makes of `argv` is the whole parser's.
+    assert vars(build_parser(Lang.EN, argv).parse_args(argv)) == vars(
+        build_parser(Lang.EN).parse_args(argv)
+    )
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["serch", "p", "q"], ["-k", "3"]])
+def test_a_command_line_naming_no_command_gets_every_command(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        build_parser(Lang.EN, argv).parse_args(argv)
+    said = "".join(capsys.readouterr())
+    assert "search" in said and "changes" in said and "model" in said
+
+
 def test_model_commands_need_no_engine_and_know_the_models() -> None:
     a = build_parser().parse_args(["model", "install", "use-m3", "--force"])
     assert a.func is None and callable(a.plain) and a.name == "use-m3" and a.force
