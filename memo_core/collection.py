@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -579,12 +580,18 @@ class Collection:
     def _rebuild(
         self, writer: Store, root: Folder, embedder: Embedder | None, progress: ProgressFn | None
     ) -> RefreshStats:
-        """Build a fresh index beside the live one, then copy it in as one transaction.
+        """Build a fresh index beside the live one, its words and passages' vectors, then
+        copy it in as one transaction; then the sentences' vectors, in the live one.
 
         A crash mid-build leaves the old one untouched. Only memo's own files in the index
         folder are written: the live index (recognised as memo's on open) and a scratch file
         memo names and removes. The refresh lock makes this the only rebuild, so what is
         memo's at the scratch name is the leftover of one that crashed.
+
+        The sentences come after the copy as in any refresh: an answer never waits for them,
+        so a search that came during the rebuild answers once the new index is in, from it
+        (had they been made aside, it would answer from the old one, and a one-shot `memo
+        search` ends the rebuild with its process, every time).
         """
         scratch = location.fresh_scratch(writer.path, root)
         self._rebuilding = True
@@ -592,7 +599,8 @@ class Collection:
             fresh = Store.create(scratch, root)
             try:
                 fresh.set_identity(self.tuning.identity())
-                stats = Indexer(root, fresh, embedder, self.tuning).refresh(progress, self._stop)
+                indexer = Indexer(root, fresh, embedder, self.tuning)
+                stats = indexer.refresh(_aside(progress), self._stop, sentences=False)
                 if not stats.stopped:
                     writer.replace_with(fresh)
             finally:
@@ -600,7 +608,17 @@ class Collection:
         finally:
             self._rebuilding = False
             location.clear_scratch(writer.path, root)
+        if not stats.stopped and embedder is not None and embedder.sentence_model is not None:
+            # A walk that finds the notes as the copy holds them, then the sentences.
+            stats.add(Indexer(root, writer, embedder, self.tuning).refresh(progress, self._stop))
         return stats
+
+
+def _aside(progress: ProgressFn | None) -> ProgressFn | None:
+    """`progress` told that what it counts is built beside the live index (`Progress.aside`)."""
+    if progress is None:
+        return None
+    return lambda p: progress(replace(p, aside=True))
 
 
 def _still_held(store: Store | None, root: Folder) -> Store | None:

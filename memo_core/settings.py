@@ -26,6 +26,7 @@ HTTP_PORT = "MEMO_HTTP_PORT"  # memo-mcp --http's port when --port is not given
 HTTP_SESSION_IDLE = "MEMO_HTTP_SESSION_IDLE_S"  # seconds an idle HTTP session lives
 HTTP_TIMEOUT = "MEMO_HTTP_TIMEOUT_S"  # seconds for a request's headers, then its body
 TOKEN = "MEMO_TOKEN"  # the bearer token memo-mcp --http requires on /mcp
+COLUMNS = "COLUMNS"  # the terminal's width, where the shell says it (not memo's own)
 
 Env = Mapping[str, str]
 
@@ -76,6 +77,12 @@ def _cache_dir(memo: str | None, xdg: str | None, home: str | None) -> Path:
 def roots() -> str:
     """MEMO_ROOTS as given ('' when not set)."""
     return os.environ.get(ROOTS, "")
+
+
+def columns() -> str | None:
+    """COLUMNS as given (None when not set): the width help is laid out at, as argparse
+    reads it (`memo_text.WordedParser`)."""
+    return os.environ.get(COLUMNS)
 
 
 def language() -> str | None:

@@ -32,6 +32,7 @@ from memo_core import (
     NoticeKind,
     SearchResults,
     for_terminal,
+    settings,
     shown,
     whole_number,
 )
@@ -538,7 +539,7 @@ def _formatter() -> Callable[[str], argparse.HelpFormatter]:
     each argument added, and importing shutil (with its bz2 and lzma) was 4 ms of a
     one-shot search's 117."""
     try:
-        columns = int(os.environ.get("COLUMNS", ""))
+        columns = int(settings.columns() or "")
     except ValueError:
         columns = 0
     if columns <= 0:

@@ -44,6 +44,9 @@ class Progress:
     # Of `chunks_done`, those done before this refresh came to the pass (by an earlier
     # run, or another process): counted, so a restart goes on from them, but not in its pace.
     chunks_before: int = 0
+    # Counted in an index built beside the live one (a rebuild): searches read the old one
+    # until the new one replaces it, so none of this is in their answers yet.
+    aside: bool = False
 
     @property
     def elapsed(self) -> float:
@@ -102,7 +105,7 @@ class RefreshStats:
         return bool(self.added or self.changed or self.deleted or self.chunks_embedded)
 
     def add(self, other: RefreshStats) -> None:
-        """Count `other` (another collection's refresh) in too."""
+        """Count `other` (another collection's refresh, or a later pass of this one's) in too."""
         for name in ("added", "changed", "deleted", "touched", "chunks_written", "chunks_vectored"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.chunks_embedded += other.chunks_embedded
@@ -225,10 +228,12 @@ class Indexer:
         stop: threading.Event | None = None,
         changes: Changes | None = None,
         gate: WordsGate | None = None,
+        *,
+        sentences: bool = True,
     ) -> RefreshStats:
         """Words first (every new or changed file committed in batches, so searches see more
         with each), then the vectors of chunks that have none, then (a model that takes a
-        second look) their sentences' vectors. `stop` set: end after the
+        second look, and `sentences`) their sentences' vectors. `stop` set: end after the
         batch under way (the rest is done by the next refresh). `changes`: look only at
         these folders (what the OS reported changed); None: walk the whole collection.
         `gate`: between vector batches, a caller waiting for newer words gets them first."""
@@ -248,11 +253,13 @@ class Indexer:
             gate.finish()
         if self.embedder is not None:
             self._fill_vectors(stats, progress, t0, stop, gate)
-            if not stats.stopped and self.embedder.sentence_model is not None:
+            if not stats.stopped and sentences and self.embedder.sentence_model is not None:
                 self._fill_sentences(stats, progress, t0, stop, gate)
             # Every vector is in: what the model holds for indexing alone may go (not after
-            # a refresh that embedded nothing: another collection's may be under way).
-            if (stats.chunks_embedded or stats.sentences_embedded) and not stats.stopped:
+            # a refresh that embedded nothing: another collection's may be under way, nor
+            # before the sentences a caller makes next).
+            whole = sentences or self.embedder.sentence_model is None
+            if (stats.chunks_embedded or stats.sentences_embedded) and whole and not stats.stopped:
                 self.embedder.rest()
         stats.seconds = time.monotonic() - t0
         return stats

@@ -152,15 +152,21 @@ class RefreshJob:
         """Whether all an answer needs is in while the job goes on: only its sentences'
         vectors (the second look's, which sees those done so far) are still coming, or
         (`vectors`) passages' vectors too, which an answer then goes without where they
-        are missing; and (`since`) the words of every change made before then are in."""
+        are missing; and (`since`) the words of every change made before then are in.
+        A rebuild (`Progress.aside`) is behind only with `vectors`: the old index, which
+        answers until the new one is in, is all there is meanwhile."""
         p = self.progress
         phases = ("sentences", "embed") if vectors else ("sentences",)
-        return p is not None and p.phase in phases and (since is None or self.gate.fresh(since))
+        if p is None or not (vectors if p.aside else p.phase in phases):
+            return False
+        return since is None or self.gate.fresh(since)
 
     def activity(self) -> Notice:
         """How far the job got, as a notice: files indexed, chunks given vectors, or chunks
-        whose sentences got theirs."""
+        whose sentences got theirs; or that it rebuilds the index (the old one answers)."""
         p = self.progress
+        if p is not None and p.aside:  # none of it answers yet
+            return Notice(NoticeKind.REBUILDING, self.collection)
         if p is not None and p.phase in ("embed", "sentences"):
             kind = NoticeKind.EMBEDDING if p.phase == "embed" else NoticeKind.SENTENCES
             return Notice(kind, self.collection, done=p.chunks_done, total=p.chunks_total or 0)

@@ -4,13 +4,17 @@ once), atomically as reindex does. Older schemas migrate on open."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
 
 import apsw
+import numpy as np
 import pytest
-from conftest import write_notes
+from conftest import HANG_S, write_notes
 
-from memo_core import Engine, ModelSource, NoticeKind, Tuning
+from memo_core import Embedder, Engine, ModelSource, NoticeKind, Tuning
+from memo_core.index.jobs import NO_SMALL_WORK
 from memo_core.index.schema import MIGRATIONS, SCHEMA_VERSION
 from memo_text import format_hits, notice_text
 
@@ -115,3 +119,88 @@ def test_migration_keeps_what_each_file_note_meant(tmp_path: Path, old: str) -> 
         and note.value == store.db.execute("SELECT note FROM files").fetchone()[0]
     )
     store.close()
+
+
+class Held(Embedder):
+    """The tiny model, whose note batches wait for `gate` (queries do not)."""
+
+    def __init__(self, inner: Embedder, gate: threading.Event) -> None:
+        self.inner, self.model_id, self.dim, self.gate = inner, inner.model_id, inner.dim, gate
+
+    def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        if not query:
+            assert self.gate.wait(HANG_S)
+        return self.inner.embed_batch(texts, query=query)
+
+
+class SentencesHeld(Embedder):
+    """The tiny model, taking a second look whose sentences (the tiny model's too) wait
+    for `gate`: a rebuild's sentence pass under way for as long as a test needs."""
+
+    second_look = 0.6
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner, self.model_id, self.dim = inner, inner.model_id, inner.dim
+        self.gate = threading.Event()
+        self._sentences = Held(inner, self.gate)
+
+    def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        return self.inner.embed_batch(texts, query=query)
+
+    @property
+    def sentence_model(self) -> Embedder:
+        return self._sentences
+
+
+def test_a_search_during_a_rebuild_answers_from_the_new_index_once_its_vectors_are_in(
+    tmp_path: Path, tiny_embedder: Embedder
+) -> None:
+    """A search with a budget (a script's, an agent's) that meets a rebuild of a small folder
+    waits for its words and vectors, as for a first index, and answers from the new index
+    while the sentences go on: the rebuild had made them aside, so the search answered from
+    the old index (its words alone, where it had no vectors) saying only that sentences
+    were coming, and a one-shot `memo search`, ending with its process, never got further."""
+    notes = write_notes(tmp_path / "notes", LONG)
+    held = SentencesHeld(tiny_embedder)
+    with Engine(tuning=Tuning(chunk_max_chars=2000), models=ModelSource(enabled=False)) as e:
+        e.refresh(notes, embed=False)  # an index of words alone, as an older memo left it
+        before = e.status(notes)[0]
+    with Engine(tuning=Tuning(chunk_max_chars=300), models=ModelSource(held)) as e:
+        try:
+            hits = e.search(notes, "paragraph 3", mode="hybrid")
+            during = e.status(notes)[0]
+        finally:
+            held.gate.set()
+    assert during.chunks > before.chunks and during.chunks_without_vectors == 0
+    assert during.model == held.model_id and during.chunks_without_sentences > 0
+    assert [n.kind for n in hits.notices] == [NoticeKind.SENTENCES]
+    assert hits[0].text.count("paragraph") == 1  # a passage of the new index: one paragraph
+
+
+def test_a_rebuild_under_way_says_the_old_index_answers(
+    tmp_path: Path, tiny_embedder: Embedder
+) -> None:
+    """Past a small folder's wait, a search meeting a rebuild answers from the old index,
+    and says so (not how far the new one's words or vectors got, none of which answer)."""
+    notes = write_notes(tmp_path / "notes", LONG)
+    held = Held(tiny_embedder, threading.Event())
+    with Engine(tuning=Tuning(chunk_max_chars=2000), models=ModelSource(enabled=False)) as e:
+        e.refresh(notes, embed=False)
+    with Engine(
+        tuning=Tuning(chunk_max_chars=300),
+        models=ModelSource(held),
+        refresh_budget_s=0.0,
+        small=NO_SMALL_WORK,
+    ) as e:
+        try:
+            deadline = time.monotonic() + HANG_S
+            # Until the rebuild has said what it does (a busy machine: it may not have yet).
+            while (hits := e.search(notes, "paragraph 3", mode="hybrid")).notices[
+                0
+            ].kind is not NoticeKind.REBUILDING:
+                assert time.monotonic() < deadline
+        finally:
+            held.gate.set()
+    assert [n.kind for n in hits.notices] == [NoticeKind.REBUILDING]
+    assert hits[0].found_by == ("lex",)  # the old index's words
+    assert hits[0].text.count("paragraph") > 1  # its one passage for the whole note
