@@ -445,6 +445,8 @@ class Collection:
         `Indexer.refresh`."""
         with self._refreshing(wait) as (writer, root, busy):
             if writer is None:
+                if busy is not None and busy.kind is NoticeKind.BUSY and embedder is not None:
+                    busy = self._vectors_so_far(busy)
                 return RefreshStats(notices=[busy] if busy else [])
             self._whole = None
             with self._sqlite_errors():
@@ -482,6 +484,16 @@ class Collection:
                 self.refreshed_at = time.time()
                 self.refresh_error = None
             return stats
+
+    def _vectors_so_far(self, busy: Notice) -> Notice:
+        """`busy` (another process refreshes) with the passages whose vectors it has
+        committed so far, of all, where some are still missing: what an answer by meaning
+        covers now (the other process's own progress is not seen from here)."""
+        with self.snapshot() as store:
+            if store is None:
+                return busy
+            total, missing = store.count_chunks(), store.count_without_vectors()
+        return replace(busy, done=total - missing, total=total) if missing else busy
 
     def start_refresh(
         self, embedder: Embedder | None, progress: ProgressFn | None, *, let_go: bool = False

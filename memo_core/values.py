@@ -57,7 +57,9 @@ class NoticeKind(str, Enum):
 
     MODEL_UNAVAILABLE = "model_unavailable"  # detail: why; the answer is from words only
     REBUILDING = "rebuilding"  # a rebuild is under way; answered from the old index
-    BUSY = "busy"  # another process refreshes; answered from the last snapshot
+    # another process refreshes; answered from the last snapshot (done / total: its passages
+    # with vectors so far, for a search by meaning, while some lack them)
+    BUSY = "busy"
     REBUILT = "rebuilt"  # the index was rebuilt: what decides its content changed (detail)
     OTHER_MODEL = "other_model"  # its vectors are another model's; words only there
     UNREADABLE_FOLDER = "unreadable_folder"  # detail: the folder; its notes were kept as they were

@@ -44,6 +44,12 @@ TEXTS: dict[str, tuple[str, str]] = {
         "индекс обновляется другим процессом; ответ по последнему снимку",
         "another process is updating the index; answered from its last snapshot",
     ),
+    "notice.busy_vectors": (
+        "индекс обновляется другим процессом: векторы пока у {done} из {total} фрагментов; "
+        "ответ по последнему снимку",
+        "another process is updating the index: {done} of {total} chunks have vectors so "
+        "far; answered from its last snapshot",
+    ),
     "notice.other_model": (
         "векторы индекса от другой модели; там ответ по словам",
         "the index's vectors are another model's; answered by words there",

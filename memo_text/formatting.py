@@ -81,6 +81,8 @@ def notice_text(n: Notice, lang: Lang = Lang.RU) -> str:
         return where + lang.text(key, done=n.done, total=n.total)
     if n.kind is NoticeKind.SENTENCES:
         return where + lang.text("notice.sentences", done=n.done, total=n.total)
+    if n.kind is NoticeKind.BUSY and n.total:
+        return where + lang.text("notice.busy_vectors", done=n.done, total=n.total)
     if n.kind is NoticeKind.REBUILT:
         if isinstance(n.detail, Message):  # why, not which settings
             return where + lang.text("notice.rebuilt_because", detail=detail)
@@ -143,7 +145,12 @@ def none_text(notices: list[Notice], lang: Lang = Lang.RU) -> str:
             return lang.text("hits.none_yet_uncounted")
         done, total = sum(n.done for n in files), sum(n.total for n in files)
         return lang.text("hits.none_yet_files", done=done, total=total)
-    vectors = [n for n in notices if n.kind is NoticeKind.EMBEDDING]
+    # Vectors being made here, or by another process (a busy notice that counts them).
+    vectors = [
+        n
+        for n in notices
+        if n.kind is NoticeKind.EMBEDDING or n.total and n.kind is NoticeKind.BUSY
+    ]
     if vectors:
         done, total = sum(n.done for n in vectors), sum(n.total for n in vectors)
         key = "hits.none_yet_vectors" if done else "hits.none_yet_no_vectors"

@@ -289,6 +289,27 @@ def test_another_refresher_is_not_waited_for(notes: Path, tiny_embedder: Embedde
         second.close()
 
 
+def test_another_refresher_making_vectors_is_said_with_those_made_so_far(
+    notes: Path, tiny_embedder: Embedder
+) -> None:
+    # A search by meaning meanwhile covers the passages the other one has given vectors:
+    # its answer says how many (a second memo-mcp on a folder the first one indexes).
+    held = Held(tiny_embedder)
+    first, second = Collection(notes, Tuning()), Collection(notes, Tuning())
+    try:
+        first.start_refresh(held, None)
+        assert held.entered.wait(HANG_S)  # its words committed, its first vectors held
+        chunks = first.status().chunks
+        [busy] = second.refresh(held, None, wait=False).notices
+        assert (busy.kind, busy.done, busy.total) == (NoticeKind.BUSY, 0, chunks) and chunks
+        [words] = second.refresh(None, None, wait=False).notices  # words only: no count
+        assert (words.kind, words.total) == (NoticeKind.BUSY, 0)
+    finally:
+        held.gate.set()
+        first.close()
+        second.close()
+
+
 def stopped_half_way(tmp_path: Path, tiny_embedder: Embedder) -> Collection:
     """A collection whose background refresh was stopped after its first batch of vectors."""
     held = Held(tiny_embedder)

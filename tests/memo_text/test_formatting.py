@@ -122,6 +122,8 @@ def test_copies_of_a_passage_are_named_under_it() -> None:
             "hits.none_yet_model",
         ),  # fmt: skip
         ([Notice(NoticeKind.BUSY, "/n")], "hits.none"),
+        ([Notice(NoticeKind.BUSY, "/n", done=3, total=9)], "hits.none_yet_vectors"),
+        ([Notice(NoticeKind.BUSY, "/n", done=0, total=9)], "hits.none_yet_no_vectors"),
     ],
 )
 def test_none_found_says_whether_the_index_was_complete(notices: list[Notice], key: str) -> None:
@@ -146,6 +148,9 @@ def test_a_notice_names_its_collection_and_words_its_detail(lang: Lang) -> None:
     assert notice_text(n, lang) == "/notes: " + lang.text("notice.model_unavailable", detail=detail)
     whole = Notice(NoticeKind.BUSY, None, "x")
     assert notice_text(whole, lang) == lang.text("notice.busy", detail="x")
+    counted = Notice(NoticeKind.BUSY, "/notes", done=3, total=9)  # another process's vectors
+    want = "/notes: " + lang.text("notice.busy_vectors", done=3, total=9)
+    assert notice_text(counted, lang) == want and "3" in want and "9" in want
 
 
 def test_a_notice_naming_folders_lists_a_few_and_counts_the_rest() -> None:
