@@ -474,8 +474,8 @@ class Collection:
                     else:
                         if stats.two_names:  # the OS reports a change under the name it was made by
                             self._freshness.give_up()
-                else:
-                    stats = self._rebuild(writer, root, embedder, progress)
+                else:  # made another way: what did not change the vectors keeps them
+                    stats = self._rebuild(writer, root, embedder, progress, reuse=True)
                     if not stats.stopped:
                         stats.notices.append(Notice(NoticeKind.REBUILT, str(self.root), changed))
                 if not stats.stopped:  # the words are whole, and the vectors?
@@ -590,7 +590,13 @@ class Collection:
             return writer.counts()[0]
 
     def _rebuild(
-        self, writer: Store, root: Folder, embedder: Embedder | None, progress: ProgressFn | None
+        self,
+        writer: Store,
+        root: Folder,
+        embedder: Embedder | None,
+        progress: ProgressFn | None,
+        *,
+        reuse: bool = False,
     ) -> RefreshStats:
         """Build a fresh index beside the live one, its words and passages' vectors, then
         copy it in as one transaction; then the sentences' vectors, in the live one.
@@ -599,6 +605,11 @@ class Collection:
         folder are written: the live index (recognised as memo's on open) and a scratch file
         memo names and removes. The refresh lock makes this the only rebuild, so what is
         memo's at the scratch name is the leftover of one that crashed.
+
+        `reuse`: a passage takes its vectors (and its sentences') from the live index where
+        that holds them as the new one would (`Store.same_vectors`): new words (a stemmer's
+        version) cost no vector. Not for a rebuild asked for (`memo reindex`, a damaged row),
+        which makes everything again.
 
         The sentences come after the copy as in any refresh: an answer never waits for them,
         so a search that came during the rebuild answers once the new index is in, from it
@@ -610,8 +621,18 @@ class Collection:
         try:
             fresh = Store.create(scratch, root)
             try:
-                fresh.set_identity(self.tuning.identity())
-                indexer = Indexer(root, fresh, embedder, self.tuning)
+                want = self.tuning.identity()
+                fresh.set_identity(want)
+                same = (
+                    reuse
+                    and embedder is not None
+                    and writer.same_vectors(
+                        embedder.model_id, embedder.dim, want, Tuning.EMBEDDING_KEYS
+                    )
+                )
+                indexer = Indexer(
+                    root, fresh, embedder, self.tuning, reuse=writer if same else None
+                )
                 stats = indexer.refresh(_aside(progress), self._stop, sentences=False)
                 if not stats.stopped:
                     writer.replace_with(fresh)

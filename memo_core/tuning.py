@@ -78,6 +78,10 @@ class Tuning:
             lex_strength_power=fusion.get("lex_strength_power", self.lex_strength_power),
         )
 
+    # Of `identity`, what decides the vector of a passage besides its text and heading (its
+    # hash, `index.indexer.chunk_hash`) and the model: how the text embedded is made of them.
+    EMBEDDING_KEYS = ("embedded", "embed_max_chars")
+
     def identity(self) -> dict[str, Any]:
         """Everything that decides what an index holds, beside the model: an index made
         under another identity is rebuilt (the model has its own record, `vec_model`)."""

@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from memo_core.files.fsafe import Folder, NotRegularFile
 from memo_core.files.walker import Changes, FileStat, rescan, scan
@@ -205,16 +206,29 @@ class WordsGate:
             return self._fresh_from is not None and self._fresh_from >= since
 
 
+T = TypeVar("T")
+
+
 class Indexer:
     """Refreshes one collection's store from its folder."""
 
     def __init__(
-        self, root: Folder, store: Store, embedder: Embedder | None, tuning: Tuning
+        self,
+        root: Folder,
+        store: Store,
+        embedder: Embedder | None,
+        tuning: Tuning,
+        *,
+        reuse: Store | None = None,
     ) -> None:
         self.root = root  # reached through its descriptor, opened by the caller
         self.store = store
         self.embedder = embedder
         self.tuning = tuning
+        # Another index whose vectors (passages' and sentences') are this model's, made the
+        # same way (`Store.same_vectors`): a passage whose hash it knows takes them from it,
+        # not from the model. A rebuild's live index: words made anew keep their vectors.
+        self.reuse = reuse
         # Each sentence embedded this refresh: its vector packed (`vectors.pack_rows`),
         # the oldest let go past SENTENCES_KEPT.
         self._sentences: dict[str, bytes] = {}
@@ -253,8 +267,11 @@ class Indexer:
             gate.finish()
         if self.embedder is not None:
             self._fill_vectors(stats, progress, t0, stop, gate)
-            if not stats.stopped and sentences and self.embedder.sentence_model is not None:
-                self._fill_sentences(stats, progress, t0, stop, gate)
+            if not stats.stopped and self.embedder.sentence_model is not None:
+                if sentences:
+                    self._fill_sentences(stats, progress, t0, stop, gate)
+                elif self.reuse is not None:
+                    self._reuse_sentences()
             # Every vector is in: what the model holds for indexing alone may go (not after
             # a refresh that embedded nothing: another collection's may be under way, nor
             # before the sentences a caller makes next).
@@ -445,7 +462,7 @@ class Indexer:
                 if progress:
                     progress(prog)  # back to vectors
                 continue
-            known = self.store.vectors_for_hashes({h for _, _, _, h, _ in rows})
+            known = self._known(Store.vectors_for_hashes, {h for _, _, _, h, _ in rows})
             texts = {
                 h: self._embed_input(embedded_heading(lead, hd), tx)
                 for _, hd, tx, h, lead in rows
@@ -520,7 +537,7 @@ class Indexer:
                 if progress:
                     progress(prog)
                 continue
-            known = self.store.sentences_for_hashes({h for _, _, h in rows})
+            known = self._known(Store.sentences_for_hashes, {h for _, _, h in rows})
             todo = {h: sentences(tx) for _, tx, h in rows if h not in known}
             # Each sentence once a refresh: pages of one site repeat theirs ("См. также",
             # boilerplate), over steps as well as within one (SENTENCES_KEPT).
@@ -541,6 +558,28 @@ class Indexer:
             prog.chunks_done += len(rows)
             if progress:
                 progress(prog)
+
+    def _known(
+        self, read: Callable[[Store, set[str]], dict[str, T]], hashes: set[str]
+    ) -> dict[str, T]:
+        """What `read` (`Store.vectors_for_hashes` or `Store.sentences_for_hashes`) finds for
+        these passage hashes, here or in the index `reuse`d."""
+        known = read(self.store, hashes)
+        if self.reuse is not None and (missing := hashes - known.keys()):
+            known |= read(self.reuse, missing)
+        return known
+
+    def _reuse_sentences(self) -> None:
+        """The sentences' vectors the index `reuse`d holds for these passages' hashes, taken
+        without the model: a rebuild's, before its index replaces the live one (whose own
+        are gone then), the rest made after."""
+        assert self.reuse is not None
+        rows = self.store.hashes_without_sentences()
+        known = self.reuse.sentences_for_hashes({h for _, h in rows})
+        with self.store.write():
+            for cid, h in rows:
+                if h in known:
+                    self.store.set_sentences(cid, known[h])
 
     def _keep_sentences(self, rows: dict[str, bytes]) -> None:
         """Keep these sentences' vectors for the rest of the refresh, the oldest kept let go

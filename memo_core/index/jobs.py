@@ -153,13 +153,17 @@ class RefreshJob:
         vectors (the second look's, which sees those done so far) are still coming, or
         (`vectors`) passages' vectors too, which an answer then goes without where they
         are missing; and (`since`) the words of every change made before then are in.
-        A rebuild (`Progress.aside`) is behind only with `vectors`: the old index, which
-        answers until the new one is in, is all there is meanwhile."""
+        A rebuild (`Progress.aside`) is behind whatever it does and since when: the old
+        index, which answers until the new one is in, is all there is meanwhile (the
+        changes it misses, the new one takes in before it is done), and no step of the new
+        one's is worth a wait (a small folder's rebuild is waited for whole: `SmallWork`)."""
         p = self.progress
-        phases = ("sentences", "embed") if vectors else ("sentences",)
-        if p is None or not (vectors if p.aside else p.phase in phases):
+        if p is None:
             return False
-        return since is None or self.gate.fresh(since)
+        if p.aside:
+            return True
+        phases = ("sentences", "embed") if vectors else ("sentences",)
+        return p.phase in phases and (since is None or self.gate.fresh(since))
 
     def activity(self) -> Notice:
         """How far the job got, as a notice: files indexed, chunks given vectors, or chunks

@@ -157,6 +157,16 @@ class Store:
         raw = self.get_meta("identity")
         return raw is not None and json.loads(raw) == want
 
+    def same_vectors(self, model: str, dim: int, want: dict[str, Any], keys: Sequence[str]) -> bool:
+        """Whether a passage's vector here is what `model` (of `dim` dimensions) makes of a
+        passage with the same hash in an index made as `want`: its vectors are the model's,
+        and its identity agrees on `keys` (how the embedded text is made)."""
+        if self.get_meta("vec_model") != model or self.get_meta("vec_dim") != str(dim):
+            return False
+        raw = self.get_meta("identity")
+        have = json.loads(raw) if raw else {}
+        return all(k in have and have[k] == want.get(k) for k in keys)
+
     def vectors_whole(self, model: str) -> bool:
         """Whether every passage has a vector and `model` made them (and, where it embeds
         sentences, every passage's sentences have theirs)."""
@@ -461,6 +471,10 @@ class Store:
         """(id, text, hash) of chunks whose sentences have no vectors yet, oldest first."""
         sql = "SELECT id, text, hash FROM chunks WHERE has_sent = 0 ORDER BY id LIMIT ?"
         return list(self.db.execute(sql, (limit,)))
+
+    def hashes_without_sentences(self) -> list[tuple[int, str]]:
+        """(id, hash) of every chunk whose sentences have no vectors yet."""
+        return list(self.db.execute("SELECT id, hash FROM chunks WHERE has_sent = 0"))
 
     def count_without_sentences(self) -> int:
         return int(self._scalar("SELECT count(*) FROM chunks WHERE has_sent = 0"))
