@@ -172,6 +172,10 @@ TEXTS: dict[str, tuple[str, str]] = {
         "идёт расчёт векторов предложений: {done} из {total} фрагментов",
         "sentence vectors being computed: {done} of {total} chunks",
     ),
+    "status.rebuilding": (
+        "идёт перестройка индекса (пока отвечает прежний)",
+        "the index is being rebuilt (the previous one answers meanwhile)",
+    ),
     "status.refresh_failed": ("обновление не удалось ({reason})", "update failed ({reason})"),
     "status.tail": (
         "отпечаток {fingerprint}, проверено {checked}",

@@ -352,6 +352,7 @@ _STATUS_ACTIVITY = {
     NoticeKind.INDEXING: ("status.indexing", "status.indexing_count"),
     NoticeKind.EMBEDDING: ("status.embedding", "status.embedding_count"),
     NoticeKind.SENTENCES: ("status.sentences", "status.sentences_count"),
+    NoticeKind.REBUILDING: ("status.rebuilding", "status.rebuilding"),  # counts the new one's
 }
 
 

@@ -16,7 +16,7 @@ from conftest import HANG_S, write_notes
 from memo_core import Embedder, Engine, ModelSource, NoticeKind, Tuning
 from memo_core.index.jobs import NO_SMALL_WORK
 from memo_core.index.schema import MIGRATIONS, SCHEMA_VERSION
-from memo_text import format_hits, notice_text
+from memo_text import format_hits, format_status, notice_text
 
 LONG = {"long.md": "# Long\n\n" + "\n\n".join(f"paragraph {i} " + "word " * 30 for i in range(6))}
 
@@ -339,3 +339,4 @@ def test_every_search_during_a_rebuild_answers_without_waiting_for_it(
             held.gate.set()
     assert answers[1:] == [[NoticeKind.REBUILDING]] * 2
     assert st.indexing is not None and st.indexing.kind is NoticeKind.REBUILDING
+    assert ", идёт перестройка индекса (пока отвечает прежний), " in format_status([st])
