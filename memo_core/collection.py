@@ -507,7 +507,7 @@ class Collection:
             if job is None or job.done.is_set():
                 root = str(self.root)
 
-                gate = WordsGate(self._freshness.changes)
+                gate = WordsGate(self._freshness.changes, self._freshness.quiet)
 
                 def run(report: ProgressFn) -> RefreshStats:
                     try:

@@ -174,10 +174,16 @@ class WordsGate:
     """Whether a caller waits for words newer than those indexed, asked between vector
     batches: a first index embeds for minutes, and an edit made just before a search must
     be in its words meanwhile. `changes` says what changed since the last words pass (None:
-    walk everything), like the `changes` of a refresh."""
+    walk everything), like the `changes` of a refresh; `quiet`, whether the OS reported
+    nothing since it was last asked (`Freshness.quiet`: never, where it does not report)."""
 
-    def __init__(self, changes: Callable[[], Changes | None] = lambda: None) -> None:
+    def __init__(
+        self,
+        changes: Callable[[], Changes | None] = lambda: None,
+        quiet: Callable[[], bool] = lambda: False,
+    ) -> None:
         self.changes = changes
+        self._quiet = quiet
         self._lock = threading.Lock()
         self._asked = 0.0  # the latest time from which a waiter wants every change
         self._began = 0.0  # when the words pass under way (or the last one) began
@@ -201,9 +207,15 @@ class WordsGate:
             self._fresh_from = self._began
 
     def fresh(self, since: float) -> bool:
-        """Whether the words of every change made before `since` are in."""
+        """Whether the words of every change made before `since` are in: a words pass begun
+        since then has ended; or none is under way and the OS reported nothing since the
+        last one asked what changed (a search while vectors are made then waits for no step
+        of theirs: under load a step took a search 2-4 s)."""
         with self._lock:
-            return self._fresh_from is not None and self._fresh_from >= since
+            if self._fresh_from is not None and self._fresh_from >= since:
+                return True
+            settled = self._fresh_from is not None and self._began == self._fresh_from
+        return settled and self._quiet()  # read after `since`: it saw every change before
 
 
 T = TypeVar("T")

@@ -166,15 +166,21 @@ def test_several_collections_wait_one_budget_and_say_so_in_one_line(
         slow.gate.set()
 
 
+@pytest.mark.parametrize("notify", [False, True])
 def test_an_edit_made_while_vectors_are_made_is_in_the_words_at_once(
-    tmp_path: Path, tiny_embedder: Embedder
+    tmp_path: Path, tiny_embedder: Embedder, notify: bool
 ) -> None:
     """A first index embeds for minutes; an edit made just before a search must be in that
-    search's words meanwhile (the refresh takes it in between two batches of vectors)."""
+    search's words meanwhile (the refresh takes it in between two batches of vectors), the
+    OS reporting changes (`notify`, a long-lived process) or not."""
     notes = many_notes(tmp_path / "notes", 600)  # vectors for 20 s: longer than the edits
     paced = PacedEmbedder(tiny_embedder, 0.25)
     with Engine(
-        models=ModelSource(paced), tuning=Tuning(batch_chunks=8), refresh_budget_s=2, small=LONG
+        models=ModelSource(paced),
+        tuning=Tuning(batch_chunks=8),
+        refresh_budget_s=2,
+        small=LONG,
+        notify=notify,
     ) as e:
         assert e.search(notes, "cat 7", mode="hybrid").notices  # vectors under way
         for i in range(5):
@@ -182,3 +188,28 @@ def test_an_edit_made_while_vectors_are_made_is_in_the_words_at_once(
             answer = e.search(notes, f"quokka{i}", mode="hybrid")
             assert [h.relpath for h in answer] == [f"edit{i}.md"], i
             assert answer.notices[0].kind is NoticeKind.EMBEDDING  # still making vectors
+
+
+def test_searches_while_vectors_are_made_wait_for_no_step_where_the_os_reports_changes(
+    tmp_path: Path, slow: BlockedEmbedder
+) -> None:
+    """A long-lived process (the OS reporting its folders' changes) whose vectors are being
+    made: a search waits for no step of them when the OS reported no change since the last
+    words were indexed; it waited for the step under way (1 s, 2-4 s under load) to take in
+    the words of changes there were none of."""
+    notes = many_notes(tmp_path / "notes", 300)
+    with Engine(models=ModelSource(slow), refresh_budget_s=3600.0, small=LONG, notify=True) as e:
+        kinds: list[NoticeKind] = []
+
+        def search(i: int) -> None:
+            kinds.append(e.search(notes, f"cat {i}", mode="hybrid").notices[0].kind)
+
+        try:
+            for i in range(3):  # the first starts the refresh; the others meet it at work
+                t = threading.Thread(target=search, args=(i,), daemon=True)
+                t.start()
+                t.join(HANG_S)
+                assert not t.is_alive(), "a search waited for a step of vectors"
+        finally:
+            slow.gate.set()
+    assert kinds == [NoticeKind.EMBEDDING] * 3

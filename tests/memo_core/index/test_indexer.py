@@ -94,6 +94,19 @@ def test_refresh_stats_add_up_and_say_whether_anything_changed() -> None:
     assert total.changed_anything
 
 
+@pytest.mark.parametrize("quiet", [True, False])
+def test_the_words_gate_is_fresh_where_the_os_reported_nothing_since_its_last_pass(
+    quiet: bool,
+) -> None:
+    gate = WordsGate(quiet=lambda: quiet)
+    later = indexer.time.monotonic() + 1000
+    assert not gate.fresh(later)  # no pass yet: whatever the OS says, nothing is in
+    gate.begin()
+    assert not gate.fresh(later)  # a pass under way may be taking those changes in
+    gate.finish()
+    assert gate.fresh(later) is quiet  # the OS reported nothing since: all of it is in
+
+
 def test_the_words_gate_is_due_until_a_pass_begun_after_the_ask_finishes() -> None:
     gate = WordsGate()
     assert gate.due() and not gate.fresh(0.0)
