@@ -475,7 +475,7 @@ class Collection:
                         if stats.two_names:  # the OS reports a change under the name it was made by
                             self._freshness.give_up()
                 else:  # made another way: what did not change the vectors keeps them
-                    stats = self._rebuild(writer, root, embedder, progress, reuse=True)
+                    stats = self._rebuild(writer, root, embedder, progress, reuse=True, gate=gate)
                     if not stats.stopped:
                         stats.notices.append(Notice(NoticeKind.REBUILT, str(self.root), changed))
                 if not stats.stopped:  # the words are whole, and the vectors?
@@ -597,6 +597,7 @@ class Collection:
         progress: ProgressFn | None,
         *,
         reuse: bool = False,
+        gate: WordsGate | None = None,
     ) -> RefreshStats:
         """Build a fresh index beside the live one, its words and passages' vectors, then
         copy it in as one transaction; then the sentences' vectors, in the live one.
@@ -611,10 +612,11 @@ class Collection:
         version) cost no vector. Not for a rebuild asked for (`memo reindex`, a damaged row),
         which makes everything again.
 
-        The sentences come after the copy as in any refresh: an answer never waits for them,
-        so a search that came during the rebuild answers once the new index is in, from it
-        (had they been made aside, it would answer from the old one, and a one-shot `memo
-        search` ends the rebuild with its process, every time).
+        The sentences come after the copy as in any refresh (`gate`: a refresh's, see
+        `Indexer.refresh`): an answer never waits for them, so a search that came during
+        the rebuild answers once the new index is in, from it (had they been made aside, it
+        would answer from the old one, and a one-shot `memo search` ends the rebuild with
+        its process, every time).
         """
         scratch = location.fresh_scratch(writer.path, root)
         self._rebuilding = True
@@ -643,7 +645,8 @@ class Collection:
             location.clear_scratch(writer.path, root)
         if not stats.stopped and embedder is not None and embedder.sentence_model is not None:
             # A walk that finds the notes as the copy holds them, then the sentences.
-            stats.add(Indexer(root, writer, embedder, self.tuning).refresh(progress, self._stop))
+            then = Indexer(root, writer, embedder, self.tuning)
+            stats.add(then.refresh(progress, self._stop, self._freshness.changes(), gate))
         return stats
 
 

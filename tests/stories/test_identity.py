@@ -340,3 +340,35 @@ def test_every_search_during_a_rebuild_answers_without_waiting_for_it(
     assert answers[1:] == [[NoticeKind.REBUILDING]] * 2
     assert st.indexing is not None and st.indexing.kind is NoticeKind.REBUILDING
     assert ", идёт перестройка индекса (пока отвечает прежний), " in format_status([st])
+
+
+def test_searches_while_a_rebuilt_index_gets_its_sentences_wait_for_none_of_them(
+    tmp_path: Path, tiny_embedder: Embedder
+) -> None:
+    # A long-lived process: once the new index is in, a search waits for no step of its
+    # sentences, as in any refresh (the rebuild's last pass had no words gate: every search
+    # after the first waited its whole budget for the sentences to end).
+    notes = write_notes(tmp_path / "notes", LONG)
+    held = SentencesHeld(tiny_embedder)
+    with Engine(tuning=Tuning(chunk_max_chars=2000), models=ModelSource(enabled=False)) as e:
+        e.refresh(notes, embed=False)
+    with Engine(
+        tuning=Tuning(chunk_max_chars=300),
+        models=ModelSource(held),
+        refresh_budget_s=3600.0,  # a search that waits for the sentences hangs
+        notify=True,
+    ) as e:
+        kinds: list[list[NoticeKind]] = []
+
+        def search() -> None:
+            kinds.append([n.kind for n in e.search(notes, "paragraph 3", mode="hybrid").notices])
+
+        try:
+            for _ in range(3):
+                t = threading.Thread(target=search, daemon=True)
+                t.start()
+                t.join(HANG_S)
+                assert not t.is_alive(), "a search waited for the sentences"
+        finally:
+            held.gate.set()
+    assert kinds == [[NoticeKind.SENTENCES]] * 3
