@@ -45,7 +45,7 @@ from memo_core.index.dbfiles import LOCK_FILE
 from memo_core.index.directory import check_held
 from memo_core.index.filelock import FileLock
 from memo_core.index.history import EMPTY_FINGERPRINT
-from memo_core.index.indexer import Indexer, ProgressFn, RefreshStats, WordsGate
+from memo_core.index.indexer import Indexer, Progress, ProgressFn, RefreshStats, WordsGate
 from memo_core.index.jobs import FailureLog, RefreshJob
 from memo_core.index.rows import BadRow
 from memo_core.index.scoped import ScopedChunks
@@ -99,7 +99,9 @@ class Collection:
         # What this process last knew whole in the index ("": the words; else also that
         # model's vectors) by a refresh that ended or a walk that found nothing to do.
         self._whole: str | None = None
-        self._rebuilding = False
+        # While a rebuild here holds the refresh lock, what a refresh that does not wait for
+        # it is told: that the old index answers, then how far the new one's sentences got.
+        self._rebuild_notice: Notice | None = None
         self._job: RefreshJob | None = None  # the background refresh, if one was started
         self._job_lock = threading.Lock()
         self._stop = threading.Event()  # set: the refresh under way ends after its batch
@@ -413,8 +415,8 @@ class Collection:
         """
         with open_collection(self.root) as root:
             while not self._refresh_lock.acquire(timeout=0.05):
-                if not wait and self._rebuilding:
-                    yield None, root, Notice(NoticeKind.REBUILDING, str(self.root))
+                if not wait and (told := self._rebuild_notice) is not None:
+                    yield None, root, told
                     return
             try:
                 with self._sqlite_errors():
@@ -619,7 +621,27 @@ class Collection:
         its process, every time).
         """
         scratch = location.fresh_scratch(writer.path, root)
-        self._rebuilding = True
+        self._rebuild_notice = Notice(NoticeKind.REBUILDING, str(self.root))
+        try:
+            stats = self._build_aside(writer, root, embedder, progress, scratch, reuse=reuse)
+            if not stats.stopped and embedder is not None and embedder.sentence_model is not None:
+                stats.add(self._sentences_in(writer, root, embedder, progress, gate))
+            return stats
+        finally:
+            self._rebuild_notice = None
+
+    def _build_aside(
+        self,
+        writer: Store,
+        root: Folder,
+        embedder: Embedder | None,
+        progress: ProgressFn | None,
+        scratch: Path,
+        *,
+        reuse: bool,
+    ) -> RefreshStats:
+        """The new index's words and passages' vectors, made at `scratch`, then copied in
+        over `writer`'s (unless stopped); `reuse`: see `_rebuild`."""
         try:
             fresh = Store.create(scratch, root)
             try:
@@ -638,16 +660,37 @@ class Collection:
                 stats = indexer.refresh(_aside(progress), self._stop, sentences=False)
                 if not stats.stopped:
                     writer.replace_with(fresh)
+                return stats
             finally:
                 fresh.close()
         finally:
-            self._rebuilding = False
             location.clear_scratch(writer.path, root)
-        if not stats.stopped and embedder is not None and embedder.sentence_model is not None:
-            # A walk that finds the notes as the copy holds them, then the sentences.
-            then = Indexer(root, writer, embedder, self.tuning)
-            stats.add(then.refresh(progress, self._stop, self._freshness.changes(), gate))
-        return stats
+
+    def _sentences_in(
+        self,
+        writer: Store,
+        root: Folder,
+        embedder: Embedder,
+        progress: ProgressFn | None,
+        gate: WordsGate | None,
+    ) -> RefreshStats:
+        """The sentences' vectors of the index just copied in, made in it as any refresh
+        makes them (a walk first, which finds the notes as it holds them); a refresh that
+        does not wait for the rebuild is told meanwhile how far they got."""
+        root_name, total = str(self.root), writer.count_chunks()
+        self._rebuild_notice = Notice(NoticeKind.SENTENCES, root_name, total=total)
+
+        def told(p: Progress) -> None:
+            if p.phase == "sentences":
+                done = p.chunks_done
+                self._rebuild_notice = Notice(
+                    NoticeKind.SENTENCES, root_name, done=done, total=total
+                )
+            if progress is not None:
+                progress(p)
+
+        indexer = Indexer(root, writer, embedder, self.tuning)
+        return indexer.refresh(told, self._stop, self._freshness.changes(), gate)
 
 
 def _aside(progress: ProgressFn | None) -> ProgressFn | None:

@@ -372,3 +372,36 @@ def test_searches_while_a_rebuilt_index_gets_its_sentences_wait_for_none_of_them
         finally:
             held.gate.set()
     assert kinds == [[NoticeKind.SENTENCES]] * 3
+
+
+def test_a_search_while_a_reindex_makes_its_sentences_answers_from_the_new_index(
+    tmp_path: Path, tiny_embedder: Embedder
+) -> None:
+    # `memo_reindex` in memo-mcp, a search beside it: once the new index is in, the search
+    # answers from it at once, saying its sentences are coming.
+    notes = write_notes(tmp_path / "notes", LONG)
+    held = SentencesHeld(tiny_embedder)
+    held.gate.set()
+    with Engine(models=ModelSource(held), refresh_budget_s=3600.0, notify=True) as e:
+        e.refresh(notes)
+        held.gate.clear()
+        reindex = threading.Thread(target=e.reindex, args=(notes,), daemon=True)
+        reindex.start()
+        kinds: list[list[NoticeKind]] = []
+
+        def search() -> None:
+            kinds.append([n.kind for n in e.search(notes, "paragraph 3", mode="hybrid").notices])
+
+        try:
+            deadline = time.monotonic() + HANG_S
+            while e.status(notes)[0].chunks_without_sentences == 0:  # until the copy is in
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
+            t = threading.Thread(target=search, daemon=True)
+            t.start()
+            t.join(HANG_S)
+            assert not t.is_alive(), "a search waited for the reindex"
+        finally:
+            held.gate.set()
+            reindex.join(HANG_S)
+    assert kinds == [[NoticeKind.SENTENCES]]
