@@ -11,7 +11,7 @@ from pathlib import Path
 import apsw
 import numpy as np
 import pytest
-from conftest import HANG_S, write_notes
+from conftest import HANG_S, BlockedEmbedder, CountingEmbedder, write_notes
 
 from memo_core import Embedder, Engine, ModelSource, NoticeKind, Tuning
 from memo_core.index.jobs import NO_SMALL_WORK
@@ -121,35 +121,35 @@ def test_migration_keeps_what_each_file_note_meant(tmp_path: Path, old: str) -> 
     store.close()
 
 
-class Held(Embedder):
-    """The tiny model, whose note batches wait for `gate` (queries do not)."""
-
-    def __init__(self, inner: Embedder, gate: threading.Event) -> None:
-        self.inner, self.model_id, self.dim, self.gate = inner, inner.model_id, inner.dim, gate
-
-    def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
-        if not query:
-            assert self.gate.wait(HANG_S)
-        return self.inner.embed_batch(texts, query=query)
-
-
-class SentencesHeld(Embedder):
-    """The tiny model, taking a second look whose sentences (the tiny model's too) wait
-    for `gate`: a rebuild's sentence pass under way for as long as a test needs."""
+class WithSentences(Embedder):
+    """`passages`, taking a second look whose sentences `sentences` embeds (each a wrapper of
+    the tiny model: blocked, counting)."""
 
     second_look = 0.6
 
-    def __init__(self, inner: Embedder) -> None:
-        self.inner, self.model_id, self.dim = inner, inner.model_id, inner.dim
-        self.gate = threading.Event()
-        self._sentences = Held(inner, self.gate)
+    def __init__(self, passages: Embedder, sentences: Embedder) -> None:
+        self.passages, self.sentences = passages, sentences
+        self.model_id, self.dim = passages.model_id, passages.dim
 
     def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
-        return self.inner.embed_batch(texts, query=query)
+        return self.passages.embed_batch(texts, query=query)
 
     @property
     def sentence_model(self) -> Embedder:
-        return self._sentences
+        return self.sentences
+
+
+def sentences_held(tiny: Embedder) -> tuple[WithSentences, threading.Event]:
+    """The tiny model, whose sentences' batches wait for the event returned (a rebuild's
+    sentence pass under way for as long as a test needs)."""
+    blocked = BlockedEmbedder(tiny)
+    return WithSentences(tiny, blocked), blocked.gate
+
+
+def counted(tiny: Embedder) -> tuple[WithSentences, CountingEmbedder, CountingEmbedder]:
+    """The tiny model with its sentences, each side counting the texts it embeds."""
+    passages, sentences = CountingEmbedder(tiny), CountingEmbedder(tiny)
+    return WithSentences(passages, sentences), passages, sentences
 
 
 def test_a_search_during_a_rebuild_answers_from_the_new_index_once_its_vectors_are_in(
@@ -161,7 +161,7 @@ def test_a_search_during_a_rebuild_answers_from_the_new_index_once_its_vectors_a
     the old index (its words alone, where it had no vectors) saying only that sentences
     were coming, and a one-shot `memo search`, ending with its process, never got further."""
     notes = write_notes(tmp_path / "notes", LONG)
-    held = SentencesHeld(tiny_embedder)
+    held, gate = sentences_held(tiny_embedder)
     with Engine(tuning=Tuning(chunk_max_chars=2000), models=ModelSource(enabled=False)) as e:
         e.refresh(notes, embed=False)  # an index of words alone, as an older memo left it
         before = e.status(notes)[0]
@@ -170,7 +170,7 @@ def test_a_search_during_a_rebuild_answers_from_the_new_index_once_its_vectors_a
             hits = e.search(notes, "paragraph 3", mode="hybrid")
             during = e.status(notes)[0]
         finally:
-            held.gate.set()
+            gate.set()
     assert during.chunks > before.chunks and during.chunks_without_vectors == 0
     assert during.model == held.model_id and during.chunks_without_sentences > 0
     assert [n.kind for n in hits.notices] == [NoticeKind.SENTENCES]
@@ -183,7 +183,7 @@ def test_a_rebuild_under_way_says_the_old_index_answers(
     """Past a small folder's wait, a search meeting a rebuild answers from the old index,
     and says so (not how far the new one's words or vectors got, none of which answer)."""
     notes = write_notes(tmp_path / "notes", LONG)
-    held = Held(tiny_embedder, threading.Event())
+    held = BlockedEmbedder(tiny_embedder)
     with Engine(tuning=Tuning(chunk_max_chars=2000), models=ModelSource(enabled=False)) as e:
         e.refresh(notes, embed=False)
     with Engine(
@@ -204,36 +204,6 @@ def test_a_rebuild_under_way_says_the_old_index_answers(
     assert [n.kind for n in hits.notices] == [NoticeKind.REBUILDING]
     assert hits[0].found_by == ("lex",)  # the old index's words
     assert hits[0].text.count("paragraph") > 1  # its one passage for the whole note
-
-
-class Counted(Embedder):
-    """The tiny model, taking a second look (its sentences read by the tiny model too),
-    counting the texts it embeds for notes and for their sentences."""
-
-    second_look = 0.6
-
-    def __init__(self, inner: Embedder) -> None:
-        self.inner, self.model_id, self.dim = inner, inner.model_id, inner.dim
-        self.passages = 0
-        self._sentences = _CountedSentences(inner)
-
-    def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
-        self.passages += 0 if query else len(texts)
-        return self.inner.embed_batch(texts, query=query)
-
-    @property
-    def sentence_model(self) -> _CountedSentences:
-        return self._sentences
-
-
-class _CountedSentences(Embedder):
-    def __init__(self, inner: Embedder) -> None:
-        self.inner, self.model_id, self.dim = inner, inner.model_id, inner.dim
-        self.sentences = 0
-
-    def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
-        self.sentences += 0 if query else len(texts)
-        return self.inner.embed_batch(texts, query=query)
 
 
 # Notes in the tiny model's words (conftest's `tiny_model_dir`), two sentences each.
@@ -272,14 +242,14 @@ def test_a_rebuild_keeps_the_vectors_its_words_do_not_change(
     minutes for 5,900) for vectors that had not changed. Where the text embedded is made
     another way, every vector is made again."""
     notes = write_notes(tmp_path / "notes", TINY_WORDS)
-    with Engine(models=ModelSource(Counted(tiny_embedder))) as e:
+    with Engine(models=ModelSource(counted(tiny_embedder)[0])) as e:
         e.refresh(notes)
         before = e.status(notes)[0]
         found = [(h.relpath, h.score) for h in e.search(notes, "beets bowl", mode="vec")]
     assert before.chunks_without_vectors == 0 and before.chunks_without_sentences == 0
     made_by_another_version(notes, **older)
-    counted = Counted(tiny_embedder)
-    with Engine(models=ModelSource(counted)) as e:
+    model, passages, sentences = counted(tiny_embedder)
+    with Engine(models=ModelSource(model)) as e:
         assert [n.kind for n in e.refresh(notes).notices] == [NoticeKind.REBUILT]
         after = e.status(notes)[0]
         hits = e.search(notes, "beets bowl", mode="vec", refresh=False)
@@ -288,7 +258,7 @@ def test_a_rebuild_keeps_the_vectors_its_words_do_not_change(
         0,
         0,
     )
-    assert bool(counted.passages) is embedded and bool(counted.sentence_model.sentences) is embedded
+    assert bool(passages.texts) is embedded and bool(sentences.texts) is embedded
     assert found and [(h.relpath, h.score) for h in hits] == found  # the same vectors
 
 
@@ -297,12 +267,12 @@ def test_a_rebuild_asked_for_makes_every_vector_again(
 ) -> None:
     # `memo reindex` is asked for where the index is not trusted: nothing is taken from it.
     notes = write_notes(tmp_path / "notes", TINY_WORDS)
-    with Engine(models=ModelSource(Counted(tiny_embedder))) as e:
+    with Engine(models=ModelSource(counted(tiny_embedder)[0])) as e:
         e.refresh(notes)
-    counted = Counted(tiny_embedder)
-    with Engine(models=ModelSource(counted)) as e:
+    model, passages, sentences = counted(tiny_embedder)
+    with Engine(models=ModelSource(model)) as e:
         assert e.reindex(notes) == len(TINY_WORDS)
-    assert counted.passages and counted.sentence_model.sentences
+    assert passages.texts and sentences.texts
 
 
 def test_every_search_during_a_rebuild_answers_without_waiting_for_it(
@@ -313,7 +283,7 @@ def test_every_search_during_a_rebuild_answers_without_waiting_for_it(
     (10 s each, for the 20 minutes of a big folder's rebuild), for words the old index
     could not get before the new one replaced it."""
     notes = write_notes(tmp_path / "notes", LONG)
-    held = Held(tiny_embedder, threading.Event())
+    held = BlockedEmbedder(tiny_embedder)
     with Engine(tuning=Tuning(chunk_max_chars=2000), models=ModelSource(enabled=False)) as e:
         e.refresh(notes, embed=False)
     with Engine(
@@ -349,7 +319,7 @@ def test_searches_while_a_rebuilt_index_gets_its_sentences_wait_for_none_of_them
     # sentences, as in any refresh (the rebuild's last pass had no words gate: every search
     # after the first waited its whole budget for the sentences to end).
     notes = write_notes(tmp_path / "notes", LONG)
-    held = SentencesHeld(tiny_embedder)
+    held, gate = sentences_held(tiny_embedder)
     with Engine(tuning=Tuning(chunk_max_chars=2000), models=ModelSource(enabled=False)) as e:
         e.refresh(notes, embed=False)
     with Engine(
@@ -370,7 +340,7 @@ def test_searches_while_a_rebuilt_index_gets_its_sentences_wait_for_none_of_them
                 t.join(HANG_S)
                 assert not t.is_alive(), "a search waited for the sentences"
         finally:
-            held.gate.set()
+            gate.set()
     assert kinds == [[NoticeKind.SENTENCES]] * 3
 
 
@@ -380,11 +350,11 @@ def test_a_search_while_a_reindex_makes_its_sentences_answers_from_the_new_index
     # `memo_reindex` in memo-mcp, a search beside it: once the new index is in, the search
     # answers from it at once, saying its sentences are coming.
     notes = write_notes(tmp_path / "notes", LONG)
-    held = SentencesHeld(tiny_embedder)
-    held.gate.set()
+    held, gate = sentences_held(tiny_embedder)
+    gate.set()
     with Engine(models=ModelSource(held), refresh_budget_s=3600.0, notify=True) as e:
         e.refresh(notes)
-        held.gate.clear()
+        gate.clear()
         reindex = threading.Thread(target=e.reindex, args=(notes,), daemon=True)
         reindex.start()
         kinds: list[list[NoticeKind]] = []
@@ -402,6 +372,6 @@ def test_a_search_while_a_reindex_makes_its_sentences_answers_from_the_new_index
             t.join(HANG_S)
             assert not t.is_alive(), "a search waited for the reindex"
         finally:
-            held.gate.set()
+            gate.set()
             reindex.join(HANG_S)
     assert kinds == [[NoticeKind.SENTENCES]]
