@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import apsw
 import numpy as np
@@ -152,6 +155,43 @@ def counted(tiny: Embedder) -> tuple[WithSentences, CountingEmbedder, CountingEm
     return WithSentences(passages, sentences), passages, sentences
 
 
+@contextmanager
+def rebuilding(
+    notes: Path, model: Embedder, gate: threading.Event, **engine: Any
+) -> Iterator[Engine]:
+    """An engine whose next refresh of `notes` rebuilds their index (words alone, made with
+    another chunk size), with `model` and `engine`'s settings (a search's budget: an hour,
+    unless they say); `gate` opened after."""
+    with Engine(tuning=Tuning(chunk_max_chars=2000), models=ModelSource(enabled=False)) as e:
+        e.refresh(notes, embed=False)
+    with Engine(
+        tuning=Tuning(chunk_max_chars=300),
+        models=ModelSource(model),
+        **{"refresh_budget_s": 3600.0, **engine},
+    ) as e:
+        try:
+            yield e
+        finally:
+            gate.set()
+
+
+def answered(e: Engine, notes: Path, times: int) -> list[list[NoticeKind]]:
+    """The notices of `times` searches one after another, each on a thread of its own that
+    must end within HANG_S: with a budget of an hour, a search that waits for a refresh
+    hangs."""
+    kinds: list[list[NoticeKind]] = []
+
+    def search() -> None:
+        kinds.append([n.kind for n in e.search(notes, "paragraph 3", mode="hybrid").notices])
+
+    for _ in range(times):
+        t = threading.Thread(target=search, daemon=True)
+        t.start()
+        t.join(HANG_S)
+        assert not t.is_alive(), "a search waited for the refresh"
+    return kinds
+
+
 def test_a_search_during_a_rebuild_answers_from_the_new_index_once_its_vectors_are_in(
     tmp_path: Path, tiny_embedder: Embedder
 ) -> None:
@@ -162,16 +202,10 @@ def test_a_search_during_a_rebuild_answers_from_the_new_index_once_its_vectors_a
     were coming, and a one-shot `memo search`, ending with its process, never got further."""
     notes = write_notes(tmp_path / "notes", LONG)
     held, gate = sentences_held(tiny_embedder)
-    with Engine(tuning=Tuning(chunk_max_chars=2000), models=ModelSource(enabled=False)) as e:
-        e.refresh(notes, embed=False)  # an index of words alone, as an older memo left it
-        before = e.status(notes)[0]
-    with Engine(tuning=Tuning(chunk_max_chars=300), models=ModelSource(held)) as e:
-        try:
-            hits = e.search(notes, "paragraph 3", mode="hybrid")
-            during = e.status(notes)[0]
-        finally:
-            gate.set()
-    assert during.chunks > before.chunks and during.chunks_without_vectors == 0
+    with rebuilding(notes, held, gate, refresh_budget_s=10.0) as e:  # a script's budget
+        hits = e.search(notes, "paragraph 3", mode="hybrid")
+        during = e.status(notes)[0]
+    assert during.chunks > 1 and during.chunks_without_vectors == 0  # the old one: one chunk
     assert during.model == held.model_id and during.chunks_without_sentences > 0
     assert [n.kind for n in hits.notices] == [NoticeKind.SENTENCES]
     assert hits[0].text.count("paragraph") == 1  # a passage of the new index: one paragraph
@@ -184,23 +218,13 @@ def test_a_rebuild_under_way_says_the_old_index_answers(
     and says so (not how far the new one's words or vectors got, none of which answer)."""
     notes = write_notes(tmp_path / "notes", LONG)
     held = BlockedEmbedder(tiny_embedder)
-    with Engine(tuning=Tuning(chunk_max_chars=2000), models=ModelSource(enabled=False)) as e:
-        e.refresh(notes, embed=False)
-    with Engine(
-        tuning=Tuning(chunk_max_chars=300),
-        models=ModelSource(held),
-        refresh_budget_s=0.0,
-        small=NO_SMALL_WORK,
-    ) as e:
-        try:
-            deadline = time.monotonic() + HANG_S
-            # Until the rebuild has said what it does (a busy machine: it may not have yet).
-            while (hits := e.search(notes, "paragraph 3", mode="hybrid")).notices[
-                0
-            ].kind is not NoticeKind.REBUILDING:
-                assert time.monotonic() < deadline
-        finally:
-            held.gate.set()
+    with rebuilding(notes, held, held.gate, refresh_budget_s=0.0, small=NO_SMALL_WORK) as e:
+        deadline = time.monotonic() + HANG_S
+        # Until the rebuild has said what it does (a busy machine: it may not have yet).
+        while (hits := e.search(notes, "paragraph 3", mode="hybrid")).notices[
+            0
+        ].kind is not NoticeKind.REBUILDING:
+            assert time.monotonic() < deadline
     assert [n.kind for n in hits.notices] == [NoticeKind.REBUILDING]
     assert hits[0].found_by == ("lex",)  # the old index's words
     assert hits[0].text.count("paragraph") > 1  # its one passage for the whole note
@@ -284,29 +308,9 @@ def test_every_search_during_a_rebuild_answers_without_waiting_for_it(
     could not get before the new one replaced it."""
     notes = write_notes(tmp_path / "notes", LONG)
     held = BlockedEmbedder(tiny_embedder)
-    with Engine(tuning=Tuning(chunk_max_chars=2000), models=ModelSource(enabled=False)) as e:
-        e.refresh(notes, embed=False)
-    with Engine(
-        tuning=Tuning(chunk_max_chars=300),
-        models=ModelSource(held),
-        refresh_budget_s=3600.0,  # a search that waits for the rebuild hangs
-        small=NO_SMALL_WORK,
-    ) as e:
-        answers: list[list[NoticeKind]] = []
-
-        def search() -> None:
-            hits = e.search(notes, "paragraph 3", mode="hybrid")
-            answers.append([n.kind for n in hits.notices])
-
-        try:
-            for _ in range(3):
-                t = threading.Thread(target=search, daemon=True)
-                t.start()
-                t.join(HANG_S)
-                assert not t.is_alive(), "a search waited for the rebuild"
-            [st] = e.status(notes)
-        finally:
-            held.gate.set()
+    with rebuilding(notes, held, held.gate, small=NO_SMALL_WORK) as e:
+        answers = answered(e, notes, 3)
+        [st] = e.status(notes)
     assert answers[1:] == [[NoticeKind.REBUILDING]] * 2
     assert st.indexing is not None and st.indexing.kind is NoticeKind.REBUILDING
     assert ", идёт перестройка индекса (пока отвечает прежний), " in format_status([st])
@@ -320,27 +324,8 @@ def test_searches_while_a_rebuilt_index_gets_its_sentences_wait_for_none_of_them
     # after the first waited its whole budget for the sentences to end).
     notes = write_notes(tmp_path / "notes", LONG)
     held, gate = sentences_held(tiny_embedder)
-    with Engine(tuning=Tuning(chunk_max_chars=2000), models=ModelSource(enabled=False)) as e:
-        e.refresh(notes, embed=False)
-    with Engine(
-        tuning=Tuning(chunk_max_chars=300),
-        models=ModelSource(held),
-        refresh_budget_s=3600.0,  # a search that waits for the sentences hangs
-        notify=True,
-    ) as e:
-        kinds: list[list[NoticeKind]] = []
-
-        def search() -> None:
-            kinds.append([n.kind for n in e.search(notes, "paragraph 3", mode="hybrid").notices])
-
-        try:
-            for _ in range(3):
-                t = threading.Thread(target=search, daemon=True)
-                t.start()
-                t.join(HANG_S)
-                assert not t.is_alive(), "a search waited for the sentences"
-        finally:
-            gate.set()
+    with rebuilding(notes, held, gate, notify=True) as e:
+        kinds = answered(e, notes, 3)
     assert kinds == [[NoticeKind.SENTENCES]] * 3
 
 
@@ -357,20 +342,12 @@ def test_a_search_while_a_reindex_makes_its_sentences_answers_from_the_new_index
         gate.clear()
         reindex = threading.Thread(target=e.reindex, args=(notes,), daemon=True)
         reindex.start()
-        kinds: list[list[NoticeKind]] = []
-
-        def search() -> None:
-            kinds.append([n.kind for n in e.search(notes, "paragraph 3", mode="hybrid").notices])
-
         try:
             deadline = time.monotonic() + HANG_S
             while e.status(notes)[0].chunks_without_sentences == 0:  # until the copy is in
                 assert time.monotonic() < deadline
                 time.sleep(0.01)
-            t = threading.Thread(target=search, daemon=True)
-            t.start()
-            t.join(HANG_S)
-            assert not t.is_alive(), "a search waited for the reindex"
+            kinds = answered(e, notes, 1)
         finally:
             gate.set()
             reindex.join(HANG_S)
