@@ -102,6 +102,7 @@ class Collection:
         # While a rebuild here holds the refresh lock, what a refresh that does not wait for
         # it is told: that the old index answers, then how far the new one's sentences got.
         self._rebuild_notice: Notice | None = None
+        self._untold: list[Notice] = []  # see `untold`
         self._job: RefreshJob | None = None  # the background refresh, if one was started
         self._job_lock = threading.Lock()
         self._stop = threading.Event()  # set: the refresh under way ends after its batch
@@ -469,23 +470,30 @@ class Collection:
                     try:
                         stats = indexer.refresh(progress, self._stop, changes, gate)
                     except BadRow as e:  # a row memo never writes: made again from the notes
-                        stats = self._rebuild(writer, root, embedder, progress)
-                        if not stats.stopped:
-                            why = Message("index.bad_row", row=str(e))
-                            stats.notices.append(Notice(NoticeKind.REBUILT, str(self.root), why))
+                        why = Message("index.bad_row", row=str(e))
+                        rebuilt = Notice(NoticeKind.REBUILT, str(self.root), why)
+                        stats = self._rebuild(writer, root, embedder, progress, rebuilt=rebuilt)
                     else:
                         if stats.two_names:  # the OS reports a change under the name it was made by
                             self._freshness.give_up()
                 else:  # made another way: what did not change the vectors keeps them
-                    stats = self._rebuild(writer, root, embedder, progress, reuse=True, gate=gate)
-                    if not stats.stopped:
-                        stats.notices.append(Notice(NoticeKind.REBUILT, str(self.root), changed))
+                    rebuilt = Notice(NoticeKind.REBUILT, str(self.root), changed)
+                    stats = self._rebuild(
+                        writer, root, embedder, progress, reuse=True, gate=gate, rebuilt=rebuilt
+                    )
                 if not stats.stopped:  # the words are whole, and the vectors?
                     self._whole = model if model and writer.vectors_whole(model) else ""
             if not stats.stopped:
                 self.refreshed_at = time.time()
                 self.refresh_error = None
             return stats
+
+    def untold(self) -> list[Notice]:
+        """What this collection has to say once that no answer said yet (why its index was
+        rebuilt, said as the new one came in): taken by the call that says it."""
+        with self._job_lock:
+            told, self._untold = self._untold, []
+        return told
 
     def _vectors_so_far(self, busy: Notice) -> Notice:
         """`busy` (another process refreshes) with the passages whose vectors it has
@@ -600,6 +608,7 @@ class Collection:
         *,
         reuse: bool = False,
         gate: WordsGate | None = None,
+        rebuilt: Notice | None = None,
     ) -> RefreshStats:
         """Build a fresh index beside the live one, its words and passages' vectors, then
         copy it in as one transaction; then the sentences' vectors, in the live one.
@@ -618,12 +627,16 @@ class Collection:
         `Indexer.refresh`): an answer never waits for them, so a search that came during
         the rebuild answers once the new index is in, from it (had they been made aside, it
         would answer from the old one, and a one-shot `memo search` ends the rebuild with
-        its process, every time).
+        its process, every time). `rebuilt`: why it was rebuilt, for the next answer to say
+        once the new index is in (`untold`), whether the sentences are done by then or not.
         """
         scratch = location.fresh_scratch(writer.path, root)
         self._rebuild_notice = Notice(NoticeKind.REBUILDING, str(self.root))
         try:
             stats = self._build_aside(writer, root, embedder, progress, scratch, reuse=reuse)
+            if not stats.stopped and rebuilt is not None:
+                with self._job_lock:
+                    self._untold.append(rebuilt)
             if not stats.stopped and embedder is not None and embedder.sentence_model is not None:
                 stats.add(self._sentences_in(writer, root, embedder, progress, gate))
             return stats

@@ -461,8 +461,13 @@ class Engine:
                 embedder = self.models.get(ready=False)
             except ModelUnavailableError as e:
                 total.notices.append(Notice(NoticeKind.MODEL_UNAVAILABLE, detail=e.message))
+
+        def refresh(c: Collection) -> RefreshStats:
+            stats = c.refresh(embedder, progress, wait=wait)
+            stats.notices[:0] = c.untold()  # why it was rebuilt, if it was: said first
+            return stats
+
         # Past the budget of open collections each lets go once indexed, as a search's do.
-        refresh = partial(Collection.refresh, embedder=embedder, progress=progress, wait=wait)
         for stats in refreshing.each_within(self.collections(path), self.max_open, refresh):
             total.add(stats)
         if embedder is not None:

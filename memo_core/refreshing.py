@@ -77,7 +77,7 @@ def refresh_collections(
         told = failed[c]
         if told is not None and c.refresh_error is not None:
             notices.append(told)
-        notices += stats.notices
+        notices += c.untold() + stats.notices  # why it was rebuilt, then how far it got
     if len(short) == 1:
         notices.append(Notice(NoticeKind.REFRESH_FAILED, short[0][0], short[0][1].message))
     elif short:
