@@ -584,9 +584,12 @@ class Collection:
         return found.files == store.file_stats() and not found.unreadable and not found.two_names
 
     def activity(self) -> Notice | None:
-        """How far a refresh under way in this process got (None: none is)."""
+        """How far a refresh under way in this process got, or a rebuild asked for (`memo
+        reindex`, no background refresh: what a search meanwhile is told); None: none is."""
         job = self._job
-        return job.activity() if job is not None and not job.done.is_set() else None
+        if job is not None and not job.done.is_set():
+            return job.activity()
+        return self._rebuild_notice
 
     def rebuild(self, embedder: Embedder | None, progress: ProgressFn | None) -> int:
         """Rebuild from scratch (searches answer from the old index meanwhile); the number

@@ -349,7 +349,9 @@ def test_a_search_while_a_reindex_makes_its_sentences_answers_from_the_new_index
                 assert time.monotonic() < deadline
                 time.sleep(0.01)
             kinds = answered(e, notes, 1)
+            [st] = e.status(notes)
         finally:
             gate.set()
             reindex.join(HANG_S)
     assert kinds == [[NoticeKind.SENTENCES]]
+    assert st.indexing is not None and st.indexing.kind is NoticeKind.SENTENCES  # and status
