@@ -466,6 +466,8 @@ class Collection:
                 changed = writer.identity_change(self.tuning.identity(), model)
                 if changed is None:
                     indexer = Indexer(root, writer, embedder, self.tuning)
+                    if gate is not None:  # before the changes are taken (`WordsGate.begin`)
+                        gate.begin()
                     changes = self._freshness.changes()
                     try:
                         stats = indexer.refresh(progress, self._stop, changes, gate)
@@ -706,6 +708,8 @@ class Collection:
                 progress(p)
 
         indexer = Indexer(root, writer, embedder, self.tuning)
+        if gate is not None:  # before the changes are taken (`WordsGate.begin`)
+            gate.begin()
         return indexer.refresh(told, self._stop, self._freshness.changes(), gate)
 
 

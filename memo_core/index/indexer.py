@@ -187,6 +187,7 @@ class WordsGate:
         self._lock = threading.Lock()
         self._asked = 0.0  # the latest time from which a waiter wants every change
         self._began = 0.0  # when the words pass under way (or the last one) began
+        self._in_pass = False
         self._fresh_from: float | None = None  # the last finished pass began then
 
     def ask(self, since: float) -> None:
@@ -199,12 +200,16 @@ class WordsGate:
             return self._fresh_from is None or self._asked > self._fresh_from
 
     def begin(self) -> None:
+        """A words pass begins, before it asks what changed (once a pass: a caller that
+        takes the changes itself begins it first, and the refresh's own `begin` is then
+        none, or a change made between the two would count as in)."""
         with self._lock:
-            self._began = time.monotonic()
+            if not self._in_pass:
+                self._began, self._in_pass = time.monotonic(), True
 
     def finish(self) -> None:
         with self._lock:
-            self._fresh_from = self._began
+            self._fresh_from, self._in_pass = self._began, False
 
     def fresh(self, since: float) -> bool:
         """Whether the words of every change made before `since` are in: a words pass begun
@@ -214,7 +219,7 @@ class WordsGate:
         with self._lock:
             if self._fresh_from is not None and self._fresh_from >= since:
                 return True
-            settled = self._fresh_from is not None and self._began == self._fresh_from
+            settled = self._fresh_from is not None and not self._in_pass
         return settled and self._quiet()  # read after `since`: it saw every change before
 
 

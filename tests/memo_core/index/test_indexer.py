@@ -107,6 +107,20 @@ def test_the_words_gate_is_fresh_where_the_os_reported_nothing_since_its_last_pa
     assert gate.fresh(later) is quiet  # the OS reported nothing since: all of it is in
 
 
+def test_a_words_pass_begins_once_however_often_it_is_begun() -> None:
+    # A caller begins the pass before it takes the changes; the refresh begins it again:
+    # the pass is the one from the first, or a change made between the two counts as in.
+    gate = WordsGate()
+    gate.begin()
+    change = indexer.time.monotonic()
+    gate.begin()
+    gate.finish()
+    assert not gate.fresh(change)
+    gate.begin()  # a new pass after one that finished
+    gate.finish()
+    assert gate.fresh(change)
+
+
 def test_the_words_gate_is_due_until_a_pass_begun_after_the_ask_finishes() -> None:
     gate = WordsGate()
     assert gate.due() and not gate.fresh(0.0)
