@@ -56,7 +56,9 @@ class NoticeKind(str, Enum):
     """Something about an answer the user should know (the front ends word it)."""
 
     MODEL_UNAVAILABLE = "model_unavailable"  # detail: why; the answer is from words only
-    REBUILDING = "rebuilding"  # a rebuild is under way; answered from the old index
+    # a rebuild is under way; answered from the old index (where counted: the new one's
+    # pass in `detail`, "index" for files or "embed" for passages' vectors, done of total)
+    REBUILDING = "rebuilding"
     # another process refreshes; answered from the last snapshot (done / total: its passages
     # with vectors so far, for a search by meaning, while some lack them)
     BUSY = "busy"

@@ -40,6 +40,15 @@ TEXTS: dict[str, tuple[str, str]] = {
         "индекс перестраивается; ответ по прежнему индексу",
         "the index is being rebuilt; answered from the previous one",
     ),
+    "notice.rebuilding_files": (
+        "индекс перестраивается (файлов {done} из {total}); ответ по прежнему индексу",
+        "the index is being rebuilt ({done} of {total} files); answered from the previous one",
+    ),
+    "notice.rebuilding_vectors": (
+        "индекс перестраивается (векторы {done} из {total} фрагментов); ответ по прежнему индексу",
+        "the index is being rebuilt (vectors of {done} of {total} chunks); answered from the "
+        "previous one",
+    ),
     "notice.busy": (
         "индекс обновляется другим процессом; ответ по последнему снимку",
         "another process is updating the index; answered from its last snapshot",
@@ -175,6 +184,15 @@ TEXTS: dict[str, tuple[str, str]] = {
     "status.rebuilding": (
         "идёт перестройка индекса (пока отвечает прежний)",
         "the index is being rebuilt (the previous one answers meanwhile)",
+    ),
+    "status.rebuilding_files": (
+        "идёт перестройка индекса: файлов {done} из {total} (пока отвечает прежний)",
+        "the index is being rebuilt: {done} of {total} files (the previous one answers meanwhile)",
+    ),
+    "status.rebuilding_vectors": (
+        "идёт перестройка индекса: векторы {done} из {total} фрагментов (пока отвечает прежний)",
+        "the index is being rebuilt: vectors of {done} of {total} chunks (the previous one "
+        "answers meanwhile)",
     ),
     "status.refresh_failed": ("обновление не удалось ({reason})", "update failed ({reason})"),
     "status.tail": (

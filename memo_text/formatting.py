@@ -83,6 +83,9 @@ def notice_text(n: Notice, lang: Lang = Lang.RU) -> str:
         return where + lang.text("notice.sentences", done=n.done, total=n.total)
     if n.kind is NoticeKind.BUSY and n.total:
         return where + lang.text("notice.busy_vectors", done=n.done, total=n.total)
+    if n.kind is NoticeKind.REBUILDING and n.total:
+        key = _rebuilding_key(n, "notice.rebuilding_files", "notice.rebuilding_vectors")
+        return where + lang.text(key, done=n.done, total=n.total)
     if n.kind is NoticeKind.REBUILT:
         if isinstance(n.detail, Message):  # why, not which settings
             return where + lang.text("notice.rebuilt_because", detail=detail)
@@ -352,8 +355,13 @@ _STATUS_ACTIVITY = {
     NoticeKind.INDEXING: ("status.indexing", "status.indexing_count"),
     NoticeKind.EMBEDDING: ("status.embedding", "status.embedding_count"),
     NoticeKind.SENTENCES: ("status.sentences", "status.sentences_count"),
-    NoticeKind.REBUILDING: ("status.rebuilding", "status.rebuilding"),  # counts the new one's
 }
+
+
+def _rebuilding_key(n: Notice, files: str, vectors: str) -> str:
+    """Of the texts of a rebuild under way that counts its files or its vectors, the one
+    of the new index's pass (`n.detail`)."""
+    return files if n.detail == "index" else vectors
 
 
 def _status_line(s: CollectionStatus, lang: Lang) -> str:
@@ -382,6 +390,9 @@ def _status_line(s: CollectionStatus, lang: Lang) -> str:
         parts.append(lang.text("status.model", model=shown(s.model)))
     if (n := s.indexing) is not None:
         plain, counted = _STATUS_ACTIVITY.get(n.kind, _STATUS_ACTIVITY[NoticeKind.EMBEDDING])
+        if n.kind is NoticeKind.REBUILDING:
+            counted = _rebuilding_key(n, "status.rebuilding_files", "status.rebuilding_vectors")
+            plain = "status.rebuilding"
         if n.total:
             parts.append(lang.text(counted, done=n.done, total=n.total))
         else:

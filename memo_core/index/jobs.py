@@ -169,8 +169,16 @@ class RefreshJob:
         """How far the job got, as a notice: files indexed, chunks given vectors, or chunks
         whose sentences got theirs; or that it rebuilds the index (the old one answers)."""
         p = self.progress
-        if p is not None and p.aside:  # none of it answers yet
-            return Notice(NoticeKind.REBUILDING, self.collection)
+        if p is not None and p.aside:  # none of it answers yet; its pass (`detail`) and count
+            done, total = (
+                (p.files_done, p.files_total)
+                if p.phase == "index"
+                else (
+                    p.chunks_done,
+                    p.chunks_total or 0,
+                )
+            )
+            return Notice(NoticeKind.REBUILDING, self.collection, p.phase, done=done, total=total)
         if p is not None and p.phase in ("embed", "sentences"):
             kind = NoticeKind.EMBEDDING if p.phase == "embed" else NoticeKind.SENTENCES
             return Notice(kind, self.collection, done=p.chunks_done, total=p.chunks_total or 0)

@@ -148,6 +148,12 @@ def test_a_notice_names_its_collection_and_words_its_detail(lang: Lang) -> None:
     assert notice_text(n, lang) == "/notes: " + lang.text("notice.model_unavailable", detail=detail)
     whole = Notice(NoticeKind.BUSY, None, "x")
     assert notice_text(whole, lang) == lang.text("notice.busy", detail="x")
+    for phase, key in (
+        ("index", "notice.rebuilding_files"),
+        ("embed", "notice.rebuilding_vectors"),
+    ):
+        rebuilding = Notice(NoticeKind.REBUILDING, "/notes", phase, done=2, total=7)
+        assert notice_text(rebuilding, lang) == "/notes: " + lang.text(key, done=2, total=7)
     counted = Notice(NoticeKind.BUSY, "/notes", done=3, total=9)  # another process's vectors
     want = "/notes: " + lang.text("notice.busy_vectors", done=3, total=9)
     assert notice_text(counted, lang) == want and "3" in want and "9" in want

@@ -313,7 +313,9 @@ def test_every_search_during_a_rebuild_answers_without_waiting_for_it(
         [st] = e.status(notes)
     assert answers[1:] == [[NoticeKind.REBUILDING]] * 2
     assert st.indexing is not None and st.indexing.kind is NoticeKind.REBUILDING
-    assert ", идёт перестройка индекса (пока отвечает прежний), " in format_status([st])
+    chunks = st.indexing.total  # the new index's passages, none with vectors yet
+    said = f", идёт перестройка индекса: векторы 0 из {chunks} фрагментов (пока отвечает прежний), "
+    assert chunks > 1 and said in format_status([st])
 
 
 def test_searches_while_a_rebuilt_index_gets_its_sentences_wait_for_none_of_them(
