@@ -386,6 +386,17 @@ def test_filling_smoke(dataset: Path, model_dir: Path) -> None:
     assert out["restart"]["after"] == ""  # and a new server finds it whole
 
 
+def test_warm_smoke(dataset: Path, model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memo_core import Engine
+
+    monkeypatch.setenv("MEMO_MODEL_DIR", str(model_dir))
+    with Engine() as e:
+        e.refresh(dataset / "corpus")
+    out = _load("warm").main([str(dataset / "corpus"), "--rounds", "1"])
+    assert out["median_ms"]["hybrid"] > 0 and out["median_ms"]["bare fts"] > 0
+    assert out["lex_over_bare_fts"] > 0 and out["hybrid_over_parts"] > 0
+
+
 def test_answers_lab_smoke(
     dataset: Path, model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
