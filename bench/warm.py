@@ -10,9 +10,9 @@ whole search, k 8.
 Beside each, in the same rounds, its parts taken alone:
 
 - lex: the bare FTS5 query (`bm25` with memo's column weights, LIMIT 8, the query's words
-  OR-ed), on a read-only connection of its own (issue 40's bound: ≤ 3×);
+  OR-ed), on a read-only connection of its own (the bound: ≤ 3×);
 - hybrid: the query's embedding, the bare FTS5 query and the nearest vectors of the
-  collection's held vectors (its bound: ≤ 2×).
+  collection's held vectors (the bound: ≤ 2×).
 """
 
 from __future__ import annotations
