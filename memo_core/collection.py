@@ -46,7 +46,7 @@ from memo_core.index.directory import check_held
 from memo_core.index.filelock import FileLock
 from memo_core.index.history import EMPTY_FINGERPRINT
 from memo_core.index.indexer import Indexer, Progress, ProgressFn, RefreshStats, WordsGate
-from memo_core.index.jobs import FailureLog, RefreshJob
+from memo_core.index.jobs import FailureLog, RefreshJob, activity_of
 from memo_core.index.rows import BadRow
 from memo_core.index.scoped import ScopedChunks
 from memo_core.index.store import Store
@@ -99,9 +99,9 @@ class Collection:
         # What this process last knew whole in the index ("": the words; else also that
         # model's vectors) by a refresh that ended or a walk that found nothing to do.
         self._whole: str | None = None
-        # While a rebuild here holds the refresh lock, what a refresh that does not wait for
-        # it is told: that the old index answers, then how far the new one's sentences got.
-        self._rebuild_notice: Notice | None = None
+        # The last progress of a rebuild under way here (None: none is): what a refresh that
+        # does not wait for it, and a status, are told (`activity_of`).
+        self._rebuilt_so_far: Progress | None = None
         self._untold: list[Notice] = []  # see `untold`
         self._job: RefreshJob | None = None  # the background refresh, if one was started
         self._job_lock = threading.Lock()
@@ -416,7 +416,7 @@ class Collection:
         """
         with open_collection(self.root) as root:
             while not self._refresh_lock.acquire(timeout=0.05):
-                if not wait and (told := self._rebuild_notice) is not None:
+                if not wait and (told := self._rebuild_activity()) is not None:
                     yield None, root, told
                     return
             try:
@@ -591,7 +591,11 @@ class Collection:
         job = self._job
         if job is not None and not job.done.is_set():
             return job.activity()
-        return self._rebuild_notice
+        return self._rebuild_activity()
+
+    def _rebuild_activity(self) -> Notice | None:
+        p = self._rebuilt_so_far
+        return activity_of(p, str(self.root)) if p is not None else None
 
     def rebuild(self, embedder: Embedder | None, progress: ProgressFn | None) -> int:
         """Rebuild from scratch (searches answer from the old index meanwhile); the number
@@ -636,24 +640,34 @@ class Collection:
         once the new index is in (`untold`), whether the sentences are done by then or not.
         """
         scratch = location.fresh_scratch(writer.path, root)
-        self._rebuild_notice = Notice(NoticeKind.REBUILDING, str(self.root))
+
+        def heard(p: Progress) -> None:
+            self._rebuilt_so_far = p
+            if progress is not None:
+                progress(p)
+
+        def aside(p: Progress) -> None:  # counted in the new index: in no answer yet
+            heard(replace(p, aside=True))
+
+        # Begun, nothing counted yet: said to a search meanwhile, not drawn as a bar.
+        self._rebuilt_so_far = Progress("index", 0, 0, 0, None, time.monotonic(), aside=True)
         try:
-            stats = self._build_aside(writer, root, embedder, progress, scratch, reuse=reuse)
+            stats = self._build_aside(writer, root, embedder, aside, scratch, reuse=reuse)
             if not stats.stopped and rebuilt is not None:
                 with self._job_lock:
                     self._untold.append(rebuilt)
             if not stats.stopped and embedder is not None and embedder.sentence_model is not None:
-                stats.add(self._sentences_in(writer, root, embedder, progress, gate))
+                stats.add(self._sentences_in(writer, root, embedder, heard, gate))
             return stats
         finally:
-            self._rebuild_notice = None
+            self._rebuilt_so_far = None
 
     def _build_aside(
         self,
         writer: Store,
         root: Folder,
         embedder: Embedder | None,
-        progress: ProgressFn | None,
+        progress: ProgressFn,
         scratch: Path,
         *,
         reuse: bool,
@@ -675,7 +689,7 @@ class Collection:
                 indexer = Indexer(
                     root, fresh, embedder, self.tuning, reuse=writer if same else None
                 )
-                stats = indexer.refresh(_aside(progress), self._stop, sentences=False)
+                stats = indexer.refresh(progress, self._stop, sentences=False)
                 if not stats.stopped:
                     writer.replace_with(fresh)
                 return stats
@@ -689,35 +703,19 @@ class Collection:
         writer: Store,
         root: Folder,
         embedder: Embedder,
-        progress: ProgressFn | None,
+        progress: ProgressFn,
         gate: WordsGate | None,
     ) -> RefreshStats:
         """The sentences' vectors of the index just copied in, made in it as any refresh
-        makes them (a walk first, which finds the notes as it holds them); a refresh that
-        does not wait for the rebuild is told meanwhile how far they got."""
-        root_name, total = str(self.root), writer.count_chunks()
-        self._rebuild_notice = Notice(NoticeKind.SENTENCES, root_name, total=total)
-
-        def told(p: Progress) -> None:
-            if p.phase == "sentences":
-                done = p.chunks_done
-                self._rebuild_notice = Notice(
-                    NoticeKind.SENTENCES, root_name, done=done, total=total
-                )
-            if progress is not None:
-                progress(p)
-
+        makes them (a walk first, which finds the notes as it holds them; `progress` told
+        from the copy on that they are what is left)."""
+        total, left = writer.count_chunks(), writer.count_without_sentences()
+        done = total - left  # those the live index had for the same texts (`reuse`)
+        progress(Progress("sentences", 0, 0, done, total, time.monotonic(), chunks_before=done))
         indexer = Indexer(root, writer, embedder, self.tuning)
         if gate is not None:  # before the changes are taken (`WordsGate.begin`)
             gate.begin()
-        return indexer.refresh(told, self._stop, self._freshness.changes(), gate)
-
-
-def _aside(progress: ProgressFn | None) -> ProgressFn | None:
-    """`progress` told that what it counts is built beside the live index (`Progress.aside`)."""
-    if progress is None:
-        return None
-    return lambda p: progress(replace(p, aside=True))
+        return indexer.refresh(progress, self._stop, self._freshness.changes(), gate)
 
 
 def _still_held(store: Store | None, root: Folder) -> Store | None:

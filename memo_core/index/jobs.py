@@ -166,24 +166,24 @@ class RefreshJob:
         return p.phase in phases and (since is None or self.gate.fresh(since))
 
     def activity(self) -> Notice:
-        """How far the job got, as a notice: files indexed, chunks given vectors, or chunks
-        whose sentences got theirs; or that it rebuilds the index (the old one answers)."""
-        p = self.progress
-        if p is not None and p.aside:  # none of it answers yet; its pass (`detail`) and count
-            done, total = (
-                (p.files_done, p.files_total)
-                if p.phase == "index"
-                else (
-                    p.chunks_done,
-                    p.chunks_total or 0,
-                )
-            )
-            return Notice(NoticeKind.REBUILDING, self.collection, p.phase, done=done, total=total)
-        if p is not None and p.phase in ("embed", "sentences"):
-            kind = NoticeKind.EMBEDDING if p.phase == "embed" else NoticeKind.SENTENCES
-            return Notice(kind, self.collection, done=p.chunks_done, total=p.chunks_total or 0)
-        done, total = (p.files_done, p.files_total) if p is not None else (0, 0)
-        return Notice(NoticeKind.INDEXING, self.collection, done=done, total=total)
+        """How far the job got, as a notice (`activity_of`)."""
+        return activity_of(self.progress, self.collection)
+
+
+def activity_of(p: Progress | None, collection: str) -> Notice:
+    """How far a refresh of `collection` got by its last `p`, as a notice: files indexed,
+    chunks given vectors, or chunks whose sentences got theirs; or that it rebuilds the
+    index (the old one answers), its pass (`detail`) counted as those are."""
+    if p is None:
+        return Notice(NoticeKind.INDEXING, collection)
+    files = p.phase == "index"
+    done, total = (p.files_done, p.files_total) if files else (p.chunks_done, p.chunks_total or 0)
+    if p.aside:  # none of it answers yet
+        return Notice(NoticeKind.REBUILDING, collection, p.phase, done=done, total=total)
+    if files:
+        return Notice(NoticeKind.INDEXING, collection, done=done, total=total)
+    kind = NoticeKind.EMBEDDING if p.phase == "embed" else NoticeKind.SENTENCES
+    return Notice(kind, collection, done=done, total=total)
 
 
 @dataclass(frozen=True)
