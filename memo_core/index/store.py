@@ -446,14 +446,16 @@ class Store:
                 found[h] = row[0]
         return found
 
-    def chunks_without_vectors(self, limit: int) -> list[tuple[int, str, str, str, str]]:
+    def chunks_without_vectors(
+        self, limit: int, after: int = 0
+    ) -> list[tuple[int, str, str, str, str]]:
         """(id, heading, text, hash, the title leading its note's embedded headings) of
-        chunks that have no vector yet, oldest first."""
+        chunks that have no vector yet, oldest first, from the id `after` on (not itself)."""
         sql = (
-            "SELECT c.id, c.heading, c.text, c.hash, f.lead FROM chunks c "
-            "JOIN files f ON f.id = c.file_id WHERE c.has_vec = 0 ORDER BY c.id LIMIT ?"
+            "SELECT c.id, c.heading, c.text, c.hash, f.lead FROM chunks c JOIN files f "
+            "ON f.id = c.file_id WHERE c.has_vec = 0 AND c.id > ? ORDER BY c.id LIMIT ?"
         )
-        return list(self.db.execute(sql, (limit,)))
+        return list(self.db.execute(sql, (after, limit)))
 
     def count_chunks(self) -> int:
         return int(self._scalar("SELECT count(*) FROM chunks"))
@@ -467,10 +469,11 @@ class Store:
         """The dimension of the sentence vectors (0: the model makes none)."""
         return int(self.get_meta("sent_dim") or 0)
 
-    def chunks_without_sentences(self, limit: int) -> list[tuple[int, str, str]]:
-        """(id, text, hash) of chunks whose sentences have no vectors yet, oldest first."""
-        sql = "SELECT id, text, hash FROM chunks WHERE has_sent = 0 ORDER BY id LIMIT ?"
-        return list(self.db.execute(sql, (limit,)))
+    def chunks_without_sentences(self, limit: int, after: int = 0) -> list[tuple[int, str, str]]:
+        """(id, text, hash) of chunks whose sentences have no vectors yet, oldest first,
+        from the id `after` on (not itself)."""
+        sql = "SELECT id, text, hash FROM chunks WHERE has_sent = 0 AND id > ? ORDER BY id LIMIT ?"
+        return list(self.db.execute(sql, (after, limit)))
 
     def hashes_without_sentences(self) -> list[tuple[int, str]]:
         """(id, hash) of every chunk whose sentences have no vectors yet."""

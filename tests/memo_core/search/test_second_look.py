@@ -13,6 +13,7 @@ from conftest import write_notes
 from tinymodels import make_tiny_model_dir
 
 from memo_core import Searcher
+from memo_core.index import indexer
 from memo_core.index.vectors import pack
 from memo_core.model.embedder import Embedder
 from memo_core.model.onnx_embedder import load_model_dir
@@ -253,6 +254,37 @@ def test_a_sentence_is_embedded_once_a_refresh_whatever_step_holds_it(
         )
         db.close()
     assert len(blobs[0]) == 4 and blobs[0] == blobs[1]
+
+
+def test_a_step_gets_every_sentence_it_needs_whatever_the_refresh_let_go(
+    tmp_path: Path, pair: PairedEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A step is planned while the one before it is still being made, so a sentence it
+    leaves to that one, or finds among those kept, may be let go (SENTENCES_KEPT) before
+    it is written: each passage still gets its own sentences' vectors."""
+    shared = "Bowl sings restic, bowl sings restic, bowl sings restic here."
+    texts = {
+        f"n{i}.md": f"# N{i}\n\nNote {i} beets cabbage, beets cabbage number {i} here. {shared}\n"
+        for i in range(5)
+    }
+    blobs = []
+    for kept in (1, indexer.SENTENCES_KEPT):
+        monkeypatch.setattr(indexer, "SENTENCES_KEPT", kept)
+        notes = write_notes(tmp_path / f"notes-{kept}", texts)
+        with Searcher(notes, embedder=pair, tuning=Tuning(batch_chunks=1)) as s:
+            s.refresh()
+            assert s.status()[0].chunks_without_sentences == 0
+        db = apsw.Connection(str(notes / ".memo" / "index.db"))
+        blobs.append(
+            list(
+                db.execute(
+                    "SELECT f.path, s.vectors FROM sentences s JOIN chunks c ON c.id = s.chunk_id"
+                    " JOIN files f ON f.id = c.file_id ORDER BY f.path"
+                )
+            )
+        )
+        db.close()
+    assert len(blobs[0]) == 5 and blobs[0] == blobs[1]
 
 
 def test_a_single_model_takes_no_second_look(tmp_path: Path, tiny_embedder: Embedder) -> None:
