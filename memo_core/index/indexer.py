@@ -646,7 +646,8 @@ class Indexer:
         steps = Steps(self.tuning.batch_chunks)
         after = 0  # the last row taken
         under_way: tuple[list, Any, Future[tuple[Any, float]]] | None = None
-        with ThreadPoolExecutor(1, thread_name_prefix="memo-pass") as ahead:
+        ahead = ThreadPoolExecutor(1, thread_name_prefix="memo-pass")
+        try:
             while True:
                 halt = stop is not None and stop.is_set()
                 wait = gate is not None and gate.due()
@@ -675,6 +676,10 @@ class Indexer:
                 prog.chunks_total = prog.chunks_done + work.left()
                 if progress:
                     progress(prog)  # back to this pass
+        finally:
+            # A pass cut short (an error, Ctrl-C) does not wait for the step under way:
+            # what the model makes of it is let go, and the caller answers at once.
+            ahead.shutdown(wait=False, cancel_futures=True)
 
     def _known(
         self, read: Callable[[Store, set[str]], dict[str, T]], hashes: set[str]

@@ -79,10 +79,13 @@ class PairedEmbedder(Embedder):
             return self._joined(a, b)
         # Passages: the second model's runs take the cores the first's leave between its
         # texts (on 2 cores they waited for the second for about a tenth of indexing).
-        with ThreadPoolExecutor(1, thread_name_prefix="memo-second") as beside:
+        beside = ThreadPoolExecutor(1, thread_name_prefix="memo-second")
+        try:
             later = beside.submit(self.second.embed, texts)
             a = self.first.embed(texts)
             return self._joined(a, later.result())
+        finally:  # cut short (Ctrl-C): the second's work is let go, not waited for
+            beside.shutdown(wait=False, cancel_futures=True)
 
     def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
         a = self.first.embed_batch(texts, query=query)

@@ -120,3 +120,56 @@ def test_memo_index_indexes_the_words_while_the_model_loads(
         stats = e.refresh(notes, progress=report)
         assert e.status(notes)[0].chunks_without_vectors == 0
     assert first == ["index"] and stats.notices == [] and stats.chunks_vectored == 11
+
+
+class HeldEmbedder(Embedder):
+    """A real tiny model whose note batches after the first wait until `release` is set."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner, self.model_id, self.dim = inner, inner.model_id, inner.dim
+        self.release, self.holding = threading.Event(), threading.Event()
+        self.batches = 0
+
+    def embed_batch(self, texts: list[str], *, query: bool = False) -> np.ndarray:
+        if not query:
+            self.batches += 1
+            if self.batches > 1:
+                self.holding.set()
+                assert self.release.wait(HANG_S), "the test never let the batch go"
+        return self.inner.embed_batch(texts, query=query)
+
+
+class Interrupted(Exception):
+    """What a Ctrl-C is to the caller of a refresh: an exception from its progress."""
+
+
+def test_a_pass_cut_short_does_not_wait_for_the_step_under_way(
+    tmp_path: Path, tiny_embedder: Embedder
+) -> None:
+    """The next step is made while one is written: a caller whose progress raises (a
+    terminal's first Ctrl-C answers from what is indexed) gets its exception at once, not
+    once the model has made the next step; the first step stays landed."""
+    notes = many_notes(tmp_path / "notes", 40)
+    model = HeldEmbedder(tiny_embedder)
+    raised: list[BaseException] = []
+
+    def report(p: Progress) -> None:
+        if p.phase == "embed" and p.chunks_done > 0:
+            assert model.holding.wait(HANG_S)  # the next step is under way, held
+            raise Interrupted
+
+    def refresh() -> None:
+        try:
+            e.refresh(notes, progress=report)
+        except Interrupted as ex:
+            raised.append(ex)
+
+    with Engine(models=ModelSource(model), tuning=Tuning(batch_chunks=4)) as e:
+        caller = threading.Thread(target=refresh)
+        caller.start()
+        caller.join(HANG_S)
+        cut_short = not caller.is_alive()
+        model.release.set()  # now the held step may end (and is let go)
+        caller.join(HANG_S)
+        assert cut_short and raised, "the refresh waited for the step under way"
+        assert e.status(notes)[0].chunks_without_vectors == 41 - 4  # the first step landed
