@@ -59,7 +59,8 @@ class Hit:
 class SearchResults(list[Hit]):
     """The hits, best first, plus notices the user should read (e.g. a fallback to words);
     `offset`: how many better hits came before (earlier pages); `next_offset`: where the
-    next page starts (None: no hits beyond these)."""
+    next page starts (None: no hits beyond these); `all_hits`: a page that starts past the
+    last hit says how many there are in all (None: any other page)."""
 
     def __init__(
         self,
@@ -69,12 +70,14 @@ class SearchResults(list[Hit]):
         *,
         offset: int = 0,
         next_offset: int | None = None,
+        all_hits: int | None = None,
     ) -> None:
         super().__init__(hits)
         self.mode = mode
         self.notices = notices or []
         self.offset = offset
         self.next_offset = next_offset
+        self.all_hits = all_hits
 
 
 @dataclass(frozen=True)

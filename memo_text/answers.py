@@ -8,6 +8,11 @@ from __future__ import annotations
 TEXTS: dict[str, tuple[str, str]] = {
     # -- a search's answer ---------------------------------------------------------------
     "hits.none": ("ничего не найдено", "nothing found"),
+    # A page asked for past the last hit (`offset`): the hits are on earlier pages.
+    "hits.none_past": (
+        "дальше ничего: всего найдено {total}, с offset 0",
+        "nothing further: {total} found in all, from offset 0",
+    ),
     # No hit while indexing goes on: not the final answer.
     "hits.none_yet_files": (
         "пока ничего не найдено среди проиндексированных {done} из {total} файлов",

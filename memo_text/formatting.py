@@ -132,16 +132,19 @@ def format_hits(
     blocks = [f"({notice_text(n, lang)})\n" for n in results.notices]
     blocks += [_hit_block(h, base, terminal, lang) for h in results]
     if not results:
-        blocks.append(none_text(results.notices, lang) + "\n")
+        blocks.append(none_text(results.notices, lang, results.all_hits) + "\n")
     if results.next_offset is not None:
         blocks.append(_more_line(results, len(results), lang))
     return "\n".join(blocks)
 
 
-def none_text(notices: list[Notice], lang: Lang = Lang.RU) -> str:
+def none_text(notices: list[Notice], lang: Lang = Lang.RU, all_hits: int | None = None) -> str:
     """What an answer without hits says: `ничего не найдено` only when its indexes were
     complete; while files or vectors are still coming, that nothing was found yet among
-    what is in (a first index answers before it is done)."""
+    what is in (a first index answers before it is done). A page past the last hit
+    (`all_hits`: how many there are) says so: something was found, on earlier pages."""
+    if all_hits:
+        return lang.text("hits.none_past", total=all_hits)
     files = [n for n in notices if n.kind is NoticeKind.INDEXING]
     if files:
         if any(n.total <= 0 for n in files):
@@ -220,12 +223,13 @@ def fit_to_budget(
             page.notices,
             offset=page.offset,
             next_offset=page.offset + n if later else None,
+            all_hits=page.all_hits,
         )
 
     def size(n: int) -> int:
         parts = [*map(len, head), *sizes[:n]]
         if n == 0:
-            parts.append(len(none_text(page.notices, lang)) + 1)
+            parts.append(len(none_text(page.notices, lang, page.all_hits)) + 1)
         if more or n < len(page):
             parts.append(len(_more_line(page, n, lang)))
         return sum(parts) + len(parts) - 1  # the blank lines between the blocks

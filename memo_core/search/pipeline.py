@@ -171,7 +171,11 @@ def search(
         ]
     more = len(ordered) > query.offset + query.k or len(placed) > len(window)
     next_offset = query.offset + len(hits) if more else None
-    return SearchResults(hits, query.mode, notices, offset=query.offset, next_offset=next_offset)
+    # A page past the last hit is not "nothing found": how many there are says so.
+    past = len(ordered) if ordered and not hits else None
+    return SearchResults(
+        hits, query.mode, notices, offset=query.offset, next_offset=next_offset, all_hits=past
+    )
 
 
 def _note(ranked: tuple[Placed, ChunkRow]) -> tuple[int, str]:

@@ -132,6 +132,19 @@ def test_none_found_says_whether_the_index_was_complete(notices: list[Notice], k
     assert none_text(notices, Lang.EN) == Lang.EN.text(key, **params)
 
 
+@pytest.mark.parametrize("lang", [Lang.RU, Lang.EN])
+def test_a_page_past_the_last_hit_says_how_many_were_found(lang: Lang) -> None:
+    """An offset past the last hit is not "nothing found": the hits are on earlier pages,
+    while indexing goes on too; a search with none at all still says nothing was found."""
+    past = SearchResults([], "lex", offset=40, all_hits=3)
+    assert format_hits(past, lang=lang) == lang.text("hits.none_past", total=3) + "\n"
+    indexing = [Notice(NoticeKind.INDEXING, "/n", done=2, total=5)]
+    assert none_text(indexing, lang, 3) == lang.text("hits.none_past", total=3)
+    assert none_text([], lang, None) == lang.text("hits.none")
+    fitted = fit_to_budget(past, lang=lang)
+    assert fitted.all_hits == 3 and format_hits(fitted, lang=lang) == format_hits(past, lang=lang)
+
+
 def test_counts_of_several_collections_are_summed() -> None:
     notices = [Notice(NoticeKind.INDEXING, "/a", done=1, total=4),
                Notice(NoticeKind.INDEXING, "/b", done=2, total=6)]  # fmt: skip

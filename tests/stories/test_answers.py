@@ -304,9 +304,14 @@ def test_the_last_page_has_no_next(tmp_path: Path) -> None:
         assert e.search(root, "restic", k=4, mode="lex").next_offset == 4
         last = e.search(root, "restic", k=4, mode="lex", offset=4)
         past = e.search(root, "restic", k=4, mode="lex", offset=50)
+        nothing = e.search(root, "zzqqxx", k=4, mode="lex", offset=50)
     assert len(last) == 1 and last.next_offset is None
     assert "offset" not in format_hits(last)
     assert list(past) == [] and past.next_offset is None
+    # Past the last hit: not "nothing found", which a query with no hit at all says.
+    assert past.all_hits == 5 and last.all_hits is None and nothing.all_hits is None
+    assert format_hits(past) == "дальше ничего: всего найдено 5, с offset 0\n"
+    assert format_hits(nothing) == "ничего не найдено\n"
 
 
 # -- the text shape and the structured answer ---------------------------------------------
