@@ -137,6 +137,10 @@ class SearchAnswer(BaseModel):
     notices: list[str] = Field(description="What the reader should know about this answer")
     hits: list[SearchHit] = Field(description="Best first")
     next_offset: int | None = Field(description="The offset of the next page; null: no more hits")
+    all_hits: int | None = Field(
+        default=None,
+        description="On a page past the last hit: how many hits there are in all (from offset 0)",
+    )
 
 
 class ChangesAnswer(BaseModel):

@@ -314,7 +314,8 @@ def search_data(
 ) -> dict[str, object]:
     """Search results as data (`memo search --json`, memo_search's structuredContent):
     each hit's fields, `explain` among them only where the search was asked to explain,
-    and `next_offset` (None: no more hits). `printable`: names as `shown` writes them (JSON
+    `next_offset` (None: no more hits), and on a page past the last hit `all_hits` (how
+    many there are in all). `printable`: names as `shown` writes them (JSON
     any client decodes); else exact, bytes that are not UTF-8 as surrogates."""
     name = shown if printable else str
     hits = []
@@ -326,12 +327,15 @@ def search_data(
         if h.explain is None:
             del data["explain"]
         hits.append(data)
-    return {
+    answer: dict[str, object] = {
         "mode": results.mode,
         "notices": [notice_text(n, lang) for n in results.notices],
         "hits": hits,
         "next_offset": results.next_offset,
     }
+    if results.all_hits is not None:
+        answer["all_hits"] = results.all_hits
+    return answer
 
 
 def iso_time(ts: float | None, lang: Lang = Lang.RU) -> str:

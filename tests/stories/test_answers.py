@@ -23,7 +23,7 @@ from memo_core import (
 )
 from memo_core.text.excerpt import EXCERPT_CHARS, EXCERPT_LINES, excerpt
 from memo_mcp.server import build_server
-from memo_text import DEFAULT_MAX_CHARS, Lang, fit_to_budget, format_hits
+from memo_text import DEFAULT_MAX_CHARS, Lang, fit_to_budget, format_hits, search_data
 
 HIT = re.compile(r"^(/.+?):(\d+)  (.*)$")  # `<path>:<line>  <heading>`
 FILLER = [f"Строка {i}: про погоду и прочее." for i in range(40)]
@@ -312,6 +312,7 @@ def test_the_last_page_has_no_next(tmp_path: Path) -> None:
     assert past.all_hits == 5 and last.all_hits is None and nothing.all_hits is None
     assert format_hits(past) == "дальше ничего: всего найдено 5, с offset 0\n"
     assert format_hits(nothing) == "ничего не найдено\n"
+    assert search_data(past)["all_hits"] == 5 and "all_hits" not in search_data(nothing)
 
 
 # -- the text shape and the structured answer ---------------------------------------------
@@ -336,6 +337,7 @@ async def test_memo_search_text_and_structured_content_agree(tmp_path: Path) -> 
         first = await c.call_tool("memo_search", args)
         second = await c.call_tool("memo_search", {**args, "offset": 4, "max_chars": 600})
         bad = await c.call_tool("memo_search", {**args, "offset": -1})
+        past = await c.call_tool("memo_search", {**args, "offset": 900})
     assert bad.is_error and "offset" in bad.content[0].text
     for result in (first, second):
         assert not result.is_error
@@ -346,6 +348,9 @@ async def test_memo_search_text_and_structured_content_agree(tmp_path: Path) -> 
         for h in data["hits"]:
             assert h["end_line"] >= h["line"] and h["found_by"] == ["lex"]
     assert first.structured_content["next_offset"] == 4
+    jsonschema.validate(past.structured_content, tool.output_schema)
+    assert past.structured_content["hits"] == [] and past.structured_content["all_hits"] > 4
+    assert "всего найдено" in past.content[0].text
     assert len(second.content[0].text) <= 600
     assert second.structured_content["next_offset"] == 4 + len(second.structured_content["hits"])
     for name in ("offset", "max_chars"):
