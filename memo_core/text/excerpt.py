@@ -49,17 +49,10 @@ def excerpt(
     """The window of `lines` (a passage, line by line, its Latin words in `lang`) that
     shows best where `terms` (the query words' stems; empty: found by meaning alone)
     match; see the module's docstring."""
-    found = [matched(line, terms, lang) for line in lines]
-    starts = [i for i, words in enumerate(found) if words] or [0]
-    best: tuple[int, int, int] | None = None  # (words covered, matches, -start)
-    window = (0, 1)
-    for s in starts:
-        e = _end(lines, s, max_lines, max_chars)
-        covered = set().union(*found[s:e])
-        key = (len(covered), sum(len(w) for w in found[s:e]), -s)
-        if best is None or key > best:
-            best, window = key, (s, e)
-    s, e = window
+    if len(lines) <= max_lines and _chars(lines, 0, len(lines)) <= max_chars:
+        s, e = 0, len(lines)  # it fits whole: shown whole wherever the words match
+    else:
+        s, e = _best_window(lines, terms, lang, max_lines, max_chars)
     # A window that reached the passage's end with room to spare shows the lines before it
     # (a short passage is shown whole, as it reads).
     while s > 0 and e - s < max_lines and _chars(lines, s - 1, e) <= max_chars:
@@ -71,6 +64,24 @@ def excerpt(
     if e - s == 1 and len(lines[s]) > max_chars:
         return Excerpt(s, s, _slice(lines[s], terms, lang, max_chars))
     return Excerpt(s, e - 1, "\n".join(lines[s:e]))
+
+
+def _best_window(
+    lines: Sequence[str], terms: Set[str], lang: str, max_lines: int, max_chars: int
+) -> tuple[int, int]:
+    """The window (first line, end) that holds the most distinct query words, then the
+    most matches, starting at a line that matches (the first line where none does)."""
+    found = [matched(line, terms, lang) for line in lines]
+    starts = [i for i, words in enumerate(found) if words] or [0]
+    best: tuple[int, int, int] | None = None  # (words covered, matches, -start)
+    window = (0, 1)
+    for s in starts:
+        e = _end(lines, s, max_lines, max_chars)
+        covered = set().union(*found[s:e])
+        key = (len(covered), sum(len(w) for w in found[s:e]), -s)
+        if best is None or key > best:
+            best, window = key, (s, e)
+    return window
 
 
 def _chars(lines: Sequence[str], s: int, e: int) -> int:
