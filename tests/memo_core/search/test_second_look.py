@@ -226,6 +226,29 @@ def test_a_sentence_two_passages_share_is_embedded_once(
     assert sentence["a.md"] == pytest.approx(sentence["b.md"])  # the same sentence's vector
 
 
+def sharing_notes(n: int) -> dict[str, str]:
+    """`n` notes of one passage each: a sentence of its own and one they all share."""
+    shared = "Bowl sings restic, bowl sings restic, bowl sings restic here."
+    return {
+        f"n{i}.md": f"# N{i}\n\nNote {i} beets cabbage, beets cabbage number {i} here. {shared}\n"
+        for i in range(n)
+    }
+
+
+def sentence_blobs(notes: Path) -> list[tuple[str, bytes]]:
+    """Each note's sentence vectors as its index holds them, by path."""
+    db = apsw.Connection(str(notes / ".memo" / "index.db"))
+    try:
+        return list(
+            db.execute(
+                "SELECT f.path, s.vectors FROM sentences s JOIN chunks c ON c.id = s.chunk_id"
+                " JOIN files f ON f.id = c.file_id ORDER BY f.path"
+            )
+        )
+    finally:
+        db.close()
+
+
 @pytest.mark.parametrize("step", [1, 256])
 def test_a_sentence_is_embedded_once_a_refresh_whatever_step_holds_it(
     tmp_path: Path, pair: PairedEmbedder, step: int
@@ -233,26 +256,13 @@ def test_a_sentence_is_embedded_once_a_refresh_whatever_step_holds_it(
     """A site's boilerplate repeats over passages the pass takes in different steps (about
     a fifth of office-dev-ru's sentences): each is embedded once a refresh, and each
     passage's vectors are as one step would have made them."""
-    shared = "Bowl sings restic, bowl sings restic, bowl sings restic here."
-    texts = {
-        f"n{i}.md": f"# N{i}\n\nNote {i} beets cabbage, beets cabbage number {i} here. {shared}\n"
-        for i in range(4)
-    }
+    texts = sharing_notes(4)
     blobs = []
     for tuning in (Tuning(batch_chunks=step), Tuning()):
         notes = write_notes(tmp_path / f"notes-{len(blobs)}", texts)
         with Searcher(notes, embedder=pair, tuning=tuning) as s:
             assert s.refresh().sentences_embedded == 5  # four own sentences and the shared
-        db = apsw.Connection(str(notes / ".memo" / "index.db"))
-        blobs.append(
-            list(
-                db.execute(
-                    "SELECT f.path, s.vectors FROM sentences s JOIN chunks c ON c.id = s.chunk_id"
-                    " JOIN files f ON f.id = c.file_id ORDER BY f.path"
-                )
-            )
-        )
-        db.close()
+        blobs.append(sentence_blobs(notes))
     assert len(blobs[0]) == 4 and blobs[0] == blobs[1]
 
 
@@ -262,11 +272,7 @@ def test_a_step_gets_every_sentence_it_needs_whatever_the_refresh_let_go(
     """A step is planned while the one before it is still being made, so a sentence it
     leaves to that one, or finds among those kept, may be let go (SENTENCES_KEPT) before
     it is written: each passage still gets its own sentences' vectors."""
-    shared = "Bowl sings restic, bowl sings restic, bowl sings restic here."
-    texts = {
-        f"n{i}.md": f"# N{i}\n\nNote {i} beets cabbage, beets cabbage number {i} here. {shared}\n"
-        for i in range(5)
-    }
+    texts = sharing_notes(5)
     blobs = []
     for kept in (1, indexer.SENTENCES_KEPT):
         monkeypatch.setattr(indexer, "SENTENCES_KEPT", kept)
@@ -274,16 +280,7 @@ def test_a_step_gets_every_sentence_it_needs_whatever_the_refresh_let_go(
         with Searcher(notes, embedder=pair, tuning=Tuning(batch_chunks=1)) as s:
             s.refresh()
             assert s.status()[0].chunks_without_sentences == 0
-        db = apsw.Connection(str(notes / ".memo" / "index.db"))
-        blobs.append(
-            list(
-                db.execute(
-                    "SELECT f.path, s.vectors FROM sentences s JOIN chunks c ON c.id = s.chunk_id"
-                    " JOIN files f ON f.id = c.file_id ORDER BY f.path"
-                )
-            )
-        )
-        db.close()
+        blobs.append(sentence_blobs(notes))
     assert len(blobs[0]) == 5 and blobs[0] == blobs[1]
 
 
