@@ -14,9 +14,8 @@ import threading
 import time
 from collections import ChainMap
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from memo_core.files.fsafe import Folder, NotRegularFile
 from memo_core.files.walker import Changes, FileStat, rescan, scan
@@ -32,6 +31,9 @@ from memo_core.text.sentences import sentences
 from memo_core.text.titles import embedded_heading, lead_of
 from memo_core.tuning import Tuning
 from memo_core.values import FileNote, Notice, NoticeKind
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 
 @dataclass
@@ -122,6 +124,8 @@ class RefreshStats:
 
 T = TypeVar("T")
 R = TypeVar("R")
+P = TypeVar("P")  # a pass's step, planned
+M = TypeVar("M")  # what the model made of it
 
 
 # A vectors pass's step, planned: the vectors the index has for its passages' hashes, and
@@ -142,13 +146,13 @@ class _Sentences:
 
 
 @dataclass(frozen=True)
-class _Pass:
+class _Pass(Generic[P, M]):
     """What a pass of steps (`Indexer._steps`) does with each step's rows."""
 
     rows: Callable[[int, int], list]  # (how many, after which id): rows still to do, oldest first
-    plan: Callable[[list], Any]  # what the rows need made (read from the index)
-    make: Callable[[Any], Any]  # the model's work, on the pass's own thread
-    write: Callable[[list, Any, Any], int]  # the step committed; returns the texts embedded
+    plan: Callable[[list], P]  # what the rows need made (read from the index)
+    make: Callable[[P], M]  # the model's work, on the pass's own thread
+    write: Callable[[list, P, M], int]  # the step committed; returns the texts embedded
     left: Callable[[], int]  # rows still to do
     between: Callable[[], bool]  # the words for a caller waiting on them; False: stopped
 
@@ -630,7 +634,7 @@ class Indexer:
 
     def _steps(
         self,
-        work: _Pass,
+        work: _Pass[P, M],
         prog: Progress,
         stats: RefreshStats,
         progress: ProgressFn | None,
@@ -643,9 +647,11 @@ class Indexer:
         not wait for the index (on 2 cores they did for about 5 % of `memo index`). `stop`
         set: end after the step under way; a caller waiting on `gate` gets the words first
         (`work.between`), then the pass goes on from its first row left."""
+        from concurrent.futures import ThreadPoolExecutor  # with the first vectors
+
         steps = Steps(self.tuning.batch_chunks)
         after = 0  # the last row taken
-        under_way: tuple[list, Any, Future[tuple[Any, float]]] | None = None
+        under_way: tuple[list, P, Future[tuple[M, float]]] | None = None
         ahead = ThreadPoolExecutor(1, thread_name_prefix="memo-pass")
         try:
             while True:

@@ -221,13 +221,14 @@ def test_a_search_by_words_imports_no_model_no_watcher_and_no_numpy(notes: Path)
     """A one-shot `memo search --mode lex` pays for what it uses: not for the model's
     installer, runtime or tokenizer, nor for `memo watch`'s watcher, nor for numpy and
     sqlite-vec's Python part (about half of such a search's time): only vectors need them;
-    nor for shutil (argparse's way to the terminal's width) or random (nonsense queries)."""
+    nor for shutil (argparse's way to the terminal's width) or random (nonsense queries),
+    nor for the threads a vectors pass makes its steps on (concurrent.futures)."""
     code = (
         "import sys; from memo_cli.main import main; "
         f"main(['search', {str(notes)!r}, 'borscht', '--mode', 'lex', '--json']); "
         "heavy = ('watchfiles', 'onnxruntime', 'tokenizers', 'memo_core.model.install', "
         "'memo_core.model.onnx_embedder', 'memo_core.model.q4convert', 'numpy', 'sqlite_vec', "
-        "'sqlite3', 'memo_cli.watch', 'shutil', 'random'); "
+        "'sqlite3', 'memo_cli.watch', 'shutil', 'random', 'concurrent.futures'); "
         "print([m for m in heavy if m in sys.modules], file=sys.stderr)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
