@@ -39,7 +39,7 @@ from memo_core.files.fsafe import (
 )
 from memo_core.files.indexes import fallback_index_path
 from memo_core.files.scope import Scope
-from memo_core.files.walker import FileStat, scan
+from memo_core.files.walker import Changes, FileStat, scan
 from memo_core.index import location
 from memo_core.index.dbfiles import LOCK_FILE
 from memo_core.index.directory import check_held
@@ -466,9 +466,7 @@ class Collection:
                 changed = writer.identity_change(self.tuning.identity(), model)
                 if changed is None:
                     indexer = Indexer(root, writer, embedder, self.tuning)
-                    if gate is not None:  # before the changes are taken (`WordsGate.begin`)
-                        gate.begin()
-                    changes = self._freshness.changes()
+                    changes = self._changes(gate)
                     try:
                         stats = indexer.refresh(progress, self._stop, changes, gate)
                     except BadRow as e:  # a row memo never writes: made again from the notes
@@ -713,9 +711,15 @@ class Collection:
         done = total - left  # those the live index had for the same texts (`reuse`)
         progress(Progress("sentences", 0, 0, done, total, time.monotonic(), chunks_before=done))
         indexer = Indexer(root, writer, embedder, self.tuning)
-        if gate is not None:  # before the changes are taken (`WordsGate.begin`)
+        return indexer.refresh(progress, self._stop, self._changes(gate), gate)
+
+    def _changes(self, gate: WordsGate | None) -> Changes | None:
+        """What the OS reported changed since they were last taken (None: walk it all), for
+        a refresh whose words pass `gate` tracks: begun first (`WordsGate.begin`), or a
+        change made between the two would count as in."""
+        if gate is not None:
             gate.begin()
-        return indexer.refresh(progress, self._stop, self._freshness.changes(), gate)
+        return self._freshness.changes()
 
 
 def _still_held(store: Store | None, root: Folder) -> Store | None:
