@@ -372,6 +372,14 @@ def _rebuilding_key(n: Notice, files: str, vectors: str) -> str:
     return files if n.detail == "index" else vectors
 
 
+def _activity_keys(n: Notice) -> tuple[str, str]:
+    """What a status says of the work `n` is under way: without a count, and with one."""
+    if n.kind is NoticeKind.REBUILDING:
+        counted = _rebuilding_key(n, "status.rebuilding_files", "status.rebuilding_vectors")
+        return "status.rebuilding", counted
+    return _STATUS_ACTIVITY.get(n.kind, _STATUS_ACTIVITY[NoticeKind.EMBEDDING])
+
+
 def _status_line(s: CollectionStatus, lang: Lang) -> str:
     """The status line `<collection>: файлов <N>, чанков <M>, индекс <time>`, then what else
     there is to know, each part only where it says something."""
@@ -397,10 +405,7 @@ def _status_line(s: CollectionStatus, lang: Lang) -> str:
     if s.model and s.chunks:  # what made its vectors (an index records it)
         parts.append(lang.text("status.model", model=shown(s.model)))
     if (n := s.indexing) is not None:
-        plain, counted = _STATUS_ACTIVITY.get(n.kind, _STATUS_ACTIVITY[NoticeKind.EMBEDDING])
-        if n.kind is NoticeKind.REBUILDING:
-            counted = _rebuilding_key(n, "status.rebuilding_files", "status.rebuilding_vectors")
-            plain = "status.rebuilding"
+        plain, counted = _activity_keys(n)
         if n.total:
             parts.append(lang.text(counted, done=n.done, total=n.total))
         else:
