@@ -77,7 +77,7 @@ class PairedEmbedder(Embedder):
 
     def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
         # Both models at once: the second's runs take the cores the first's leave (a
-        # query: 4.7 ms one after the other, about 3.2 at once; indexing: the first's
+        # query: 4.7 ms one after the other, 3.3 at once; indexing: the first's
         # threads waited for the second for about a tenth of it). Cut short (Ctrl-C, an
         # error), the second's work is let go, not waited for.
         later = self._beside().submit(self.second.embed, texts, query=query)
